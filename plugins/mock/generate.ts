@@ -1,0 +1,92 @@
+/**
+ * Deterministic fake answers in the OpenAI wire format. The `mock` provider serves them in
+ * process; the benchmark's fake upstream serves the same bytes over HTTP.
+ */
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ToolCall, Usage } from '../../src/openai-types.ts';
+
+export const DEFAULT_REPLY = 'Hello from Switchyard! This answer comes from the built-in mock provider, so no provider key was needed.';
+
+/** A rough but stable token count: one token per word or punctuation run. */
+export function countTokens(text: string): number {
+  const matches = text.match(/\w+|[^\s\w]+/g);
+  return matches ? matches.length : 0;
+}
+
+function messageText(message: ChatMessage): string {
+  if (typeof message.content === 'string') return message.content;
+  if (Array.isArray(message.content)) return message.content.map((p) => (p.type === 'text' ? p.text : '')).join(' ');
+  return '';
+}
+
+export function promptTokens(request: ChatCompletionRequest): number {
+  let n = 0;
+  for (const m of request.messages) n += 4 + countTokens(messageText(m));
+  return n;
+}
+
+/** Calls the first tool (or the one named) when `tool_choice` demands a call; else no tool call. */
+function plannedToolCall(request: ChatCompletionRequest, seq: number): ToolCall | undefined {
+  const tools = request.tools;
+  if (!tools?.length) return undefined;
+  const choice = request.tool_choice;
+  let name: string | undefined;
+  if (choice === 'required') name = tools[0].function.name;
+  else if (choice && typeof choice === 'object') name = choice.function.name;
+  if (!name) return undefined;
+  return { id: `call_mock_${seq}`, type: 'function', function: { name, arguments: '{}' } };
+}
+
+function usageFor(request: ChatCompletionRequest, completion: string): Usage {
+  const prompt_tokens = promptTokens(request);
+  const completion_tokens = countTokens(completion);
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+}
+
+let sequence = 0;
+
+export function mockCompletion(request: ChatCompletionRequest, model: string, reply = DEFAULT_REPLY, created = Math.floor(Date.now() / 1000)): ChatCompletion {
+  const seq = ++sequence;
+  const toolCall = plannedToolCall(request, seq);
+  const content = toolCall ? null : reply;
+  return {
+    id: `chatcmpl-mock-${seq}`,
+    object: 'chat.completion',
+    created,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: toolCall ? { role: 'assistant', content, refusal: null, tool_calls: [toolCall] } : { role: 'assistant', content, refusal: null },
+        logprobs: null,
+        finish_reason: toolCall ? 'tool_calls' : 'stop',
+      },
+    ],
+    usage: usageFor(request, toolCall ? toolCall.function.arguments : reply),
+  };
+}
+
+/** The reply split into word-sized deltas, then a finish chunk and a usage-only chunk. */
+export function mockChunks(request: ChatCompletionRequest, model: string, reply = DEFAULT_REPLY, created = Math.floor(Date.now() / 1000)): ChatCompletionChunk[] {
+  const seq = ++sequence;
+  const id = `chatcmpl-mock-${seq}`;
+  const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: ChatCompletionChunk['choices'][0]['finish_reason'] = null): ChatCompletionChunk => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
+  const toolCall = plannedToolCall(request, seq);
+  const out: ChatCompletionChunk[] = [];
+  if (toolCall) {
+    out.push(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: toolCall.function.name, arguments: '' } }] }));
+    out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: toolCall.function.arguments } }] }));
+    out.push(chunk({}, 'tool_calls'));
+  } else {
+    out.push(chunk({ role: 'assistant', content: '', refusal: null }));
+    for (const piece of reply.match(/\S+\s*/g) ?? []) out.push(chunk({ content: piece }));
+    out.push(chunk({}, 'stop'));
+  }
+  out.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageFor(request, toolCall ? toolCall.function.arguments : reply) });
+  return out;
+}

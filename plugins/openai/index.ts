@@ -1,0 +1,80 @@
+/**
+ * Any OpenAI-compatible Chat Completions server: OpenAI itself, vLLM, Ollama, Groq, Mistral,
+ * Together, OpenRouter, LM Studio... The wire format is already ours, so translation is the
+ * identity; the work is auth headers, asking for stream usage, and reading error envelopes.
+ */
+import { defineHttpProvider, type SseJsonEvent } from '../../src/providers/http-provider.ts';
+import { openAiStyleFailure } from '../../src/protocol/openai-errors.ts';
+import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../src/openai-types.ts';
+import type { ProviderCall, StreamTranslator } from '../../src/plugin-api.ts';
+
+export interface OpenAiOptions {
+  /** Base URL ending in /v1 (or wherever the server mounts /chat/completions). */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer`; omit for servers without auth (local vLLM, Ollama). */
+  apiKey?: string;
+  /** Extra headers for every request (OpenAI-Organization, OpenRouter's HTTP-Referer, ...). */
+  headers?: Record<string, string>;
+}
+
+export const optionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['baseUrl'],
+  properties: {
+    baseUrl: { type: 'string', pattern: '^https?://', description: 'Base URL ending in /v1' },
+    apiKey: { type: 'string', minLength: 1 },
+    headers: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+} as const;
+
+/** The upstream body for one attempt: the client's request with the target's model. */
+export function buildChatBody(call: ProviderCall): ChatCompletionRequest {
+  const body: ChatCompletionRequest = { ...call.request, model: call.model };
+  // Always ask for the usage chunk so the gateway can log tokens; the core strips it again
+  // for clients that did not ask for it.
+  if (call.stream) body.stream_options = { ...call.request.stream_options, include_usage: true };
+  return body;
+}
+
+export function toCompletion(body: unknown): ChatCompletion {
+  if (!body || typeof body !== 'object' || !Array.isArray((body as { choices?: unknown }).choices)) {
+    throw new SyntaxError('the response has no choices array');
+  }
+  return body as ChatCompletion;
+}
+
+/** OpenAI chunks pass through as they are; an `error` event inside a 200 stream is a failure. */
+export function createStreamTranslator(provider: string): StreamTranslator {
+  return {
+    push(event) {
+      const data = (event as SseJsonEvent).data as ChatCompletionChunk & { error?: unknown };
+      if (data && typeof data === 'object' && 'error' in data && data.error) {
+        throw new UpstreamError(provider, 'http', 500, openAiStyleFailure(500, data));
+      }
+      return data;
+    },
+  };
+}
+
+export default defineHttpProvider<OpenAiOptions>({
+  id: 'openai',
+  description: 'OpenAI and every OpenAI-compatible Chat Completions server',
+  optionsSchema,
+  secretOptions: ['apiKey'],
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true },
+  endpoint(options) {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+    return { baseUrl: options.baseUrl, headers };
+  },
+  buildRequest(call) {
+    return { path: '/chat/completions', body: buildChatBody(call) };
+  },
+  toCompletion,
+  createStreamTranslator(call) {
+    return createStreamTranslator(call.provider);
+  },
+  readError: openAiStyleFailure,
+});

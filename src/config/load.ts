@@ -1,0 +1,139 @@
+/**
+ * gateway.yaml → a validated GatewayConfig, or every problem with its file:line:col.
+ * Order: YAML syntax → ${VAR} interpolation → JSON Schema (ajv, unknown fields rejected) →
+ * cross-checks between sections. Plugin-level checks happen in the runtime builder.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Ajv } from 'ajv';
+import gatewaySchema from '../../schemas/gateway.schema.json' with { type: 'json' };
+import { ConfigSource } from './source.ts';
+import { interpolate, type UnsetVariable } from './interpolate.ts';
+import { describeSchemaErrors, closest } from './schema-errors.ts';
+import { compileGlob } from './glob.ts';
+import type { GatewayConfig, StageRef } from './types.ts';
+import type { PathSegment } from './issues.ts';
+
+const ajv = new Ajv({ allErrors: true, verbose: true, useDefaults: true, strict: true, strictRequired: false });
+const validateGateway = ajv.compile<GatewayConfig>(gatewaySchema);
+
+/** Stages whose relative order is fixed; custom stages may go anywhere between them. */
+const ORDERED_BUILTINS = ['auth', 'validate', 'route', 'retry', 'transform-response'];
+const REQUIRED_BUILTINS = ['route', 'transform-response'];
+
+export interface ParsedConfig {
+  source: ConfigSource;
+  /** Present when the schema passed (cross-check errors may still be in source.issues). */
+  config?: GatewayConfig;
+  configDir: string;
+  /** Providers that cannot serve because their options reference unset variables → reason. */
+  unavailable: Map<string, string>;
+}
+
+/** Where a config file is shown in messages: relative to the working directory when inside it. */
+export function displayName(file: string): string {
+  const rel = path.relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+}
+
+export async function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ParsedConfig> {
+  const absolute = path.resolve(file);
+  const text = await readFile(absolute, 'utf8');
+  return parseConfigText(text, absolute, env);
+}
+
+export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.ProcessEnv = process.env): ParsedConfig {
+  const source = new ConfigSource(displayName(absoluteFile), text);
+  const configDir = path.dirname(absoluteFile);
+  const unavailable = new Map<string, string>();
+  if (source.hasErrors) return { source, configDir, unavailable };
+
+  for (const u of interpolate(source, env)) reportUnset(source, u, unavailable);
+
+  const data = source.doc.toJS() as unknown;
+  if (!data || typeof data !== 'object' || Array.isArray(data)) {
+    source.error([], 'the file must be a mapping with at least "providers" and "models"');
+    return { source, configDir, unavailable };
+  }
+  if (!validateGateway(data)) {
+    for (const f of describeSchemaErrors(validateGateway.errors ?? [], data)) source.error(f.path, f.message, { key: f.key });
+    return { source, configDir, unavailable };
+  }
+  crossCheck(source, data);
+  return { source, config: data, configDir, unavailable };
+}
+
+function reportUnset(source: ConfigSource, u: UnsetVariable, unavailable: Map<string, string>): void {
+  const [section, provider] = u.path;
+  const at = { line: u.line, col: u.col };
+  if (section === 'providers' && typeof provider === 'string') {
+    // A provider whose secret is not in the environment must not stop a fresh clone from
+    // starting: it is reported here and its models answer 503 until the variable is set.
+    const reason = `environment variable ${u.name} is not set (${source.file}:${u.line}:${u.col})`;
+    if (!unavailable.has(provider)) unavailable.set(provider, reason);
+    source.issue('warning', u.path, `environment variable ${u.name} is not set: provider "${provider}" is unavailable until it is`, { at });
+    return;
+  }
+  source.issue('error', u.path, `environment variable ${u.name} is not set and has no default (write \${${u.name}:-default} to give one)`, { at });
+}
+
+function crossCheck(source: ConfigSource, config: GatewayConfig): void {
+  const providerNames = Object.keys(config.providers);
+  const modelNames = Object.keys(config.models);
+
+  for (const [alias, model] of Object.entries(config.models)) {
+    model.targets.forEach((t, i) => {
+      if (config.providers[t.provider]) return;
+      const hint = closest(t.provider, providerNames);
+      source.error(['models', alias, 'targets', i, 'provider'], `unknown provider "${t.provider}"${hint ? ` (did you mean "${hint}"?)` : ''} (known: ${providerNames.join(', ') || 'none'})`);
+    });
+  }
+
+  const names = new Map<string, number>();
+  const secrets = new Map<string, number>();
+  config.keys.forEach((k, i) => {
+    if (names.has(k.name)) source.error(['keys', i, 'name'], `duplicate key name "${k.name}" (also keys[${names.get(k.name)}])`);
+    else names.set(k.name, i);
+    const secret = k.key ?? k.keyHash ?? '';
+    if (secrets.has(secret)) source.error(['keys', i, k.key ? 'key' : 'keyHash'], `the same key as keys[${secrets.get(secret)}] ("${config.keys[secrets.get(secret)!].name}")`);
+    else secrets.set(secret, i);
+    k.models.forEach((glob, j) => {
+      const re = compileGlob(glob);
+      if (!modelNames.some((m) => re.test(m))) source.error(['keys', i, 'models', j], `"${glob}" matches no model (models: ${modelNames.join(', ')})`);
+    });
+  });
+
+  checkPipeline(source, config.pipeline, config.keys.length);
+}
+
+function stageName(ref: StageRef): string {
+  return typeof ref === 'string' ? ref : ref.stage;
+}
+
+function checkPipeline(source: ConfigSource, pipeline: StageRef[], keyCount: number): void {
+  const seen = new Map<string, number>();
+  let lastOrdered = -1;
+  let lastOrderedName = '';
+  pipeline.forEach((ref, i) => {
+    const name = stageName(ref);
+    const at: PathSegment[] = ['pipeline', i];
+    if (seen.has(name)) {
+      source.error(at, `stage "${name}" appears twice (also pipeline[${seen.get(name)}])`);
+      return;
+    }
+    seen.set(name, i);
+    const order = ORDERED_BUILTINS.indexOf(name);
+    if (order === -1) return;
+    if (order < lastOrdered) source.error(at, `"${name}" must come before "${lastOrderedName}" (built-in order: ${ORDERED_BUILTINS.join(' → ')})`);
+    else {
+      lastOrdered = order;
+      lastOrderedName = name;
+    }
+  });
+  for (const required of REQUIRED_BUILTINS) {
+    if (!seen.has(required)) source.error(['pipeline'], `the pipeline needs the "${required}" stage`);
+  }
+  if (seen.has('auth') && keyCount === 0) {
+    source.error(['keys'], 'the pipeline has the "auth" stage but no keys are defined, so every request would be refused; add a key or remove "auth"');
+  }
+}

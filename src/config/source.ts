@@ -1,0 +1,86 @@
+/**
+ * gateway.yaml as a YAML document that still knows where every node came from, so that any
+ * finding (schema, cross-check, plugin options) can be reported as file:line:col.
+ */
+import { Document, LineCounter, parseDocument, isMap, isPair, isScalar, isSeq, type Node, type Pair } from 'yaml';
+import { formatPath, type ConfigIssue, type PathSegment } from './issues.ts';
+
+export class ConfigSource {
+  readonly file: string;
+  readonly doc: Document.Parsed;
+  readonly #lines: LineCounter;
+  readonly issues: ConfigIssue[] = [];
+
+  constructor(file: string, text: string) {
+    this.file = file;
+    this.#lines = new LineCounter();
+    this.doc = parseDocument(text, { lineCounter: this.#lines, prettyErrors: false, uniqueKeys: true });
+    for (const e of [...this.doc.errors, ...this.doc.warnings]) {
+      const [line, col] = e.linePos?.[0] ? [e.linePos[0].line, e.linePos[0].col] : this.#pos(e.pos[0]);
+      const message = e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+      this.issues.push({ severity: this.doc.errors.includes(e as never) ? 'error' : 'warning', file, line, col, path: '', message: `YAML: ${message}` });
+    }
+  }
+
+  /** The node at a path; with `key`, the mapping key naming the last segment (for unknown fields). */
+  node(path: readonly PathSegment[], key = false): Node | undefined {
+    if (!key || path.length === 0) {
+      const n = path.length === 0 ? this.doc.contents : this.doc.getIn(path, true);
+      return (n as Node | null) ?? undefined;
+    }
+    const parent = this.node(path.slice(0, -1));
+    const last = path[path.length - 1];
+    if (isMap(parent)) {
+      const pair = parent.items.find((p: Pair) => isScalar(p.key) && String(p.key.value) === String(last));
+      return (pair?.key as Node | undefined) ?? undefined;
+    }
+    return undefined;
+  }
+
+  /** Line and column of the node at `path`, or of its nearest existing ancestor. */
+  locate(path: readonly PathSegment[], key = false): { line: number; col: number } {
+    for (let depth = path.length; depth >= 0; depth--) {
+      const n = this.node(path.slice(0, depth), key && depth === path.length);
+      if (n?.range) {
+        const [line, col] = this.#pos(n.range[0]);
+        return { line, col };
+      }
+    }
+    return { line: 1, col: 1 };
+  }
+
+  issue(severity: ConfigIssue['severity'], path: readonly PathSegment[], message: string, opts: { key?: boolean; at?: { line: number; col: number } } = {}): ConfigIssue {
+    const { line, col } = opts.at ?? this.locate(path, opts.key);
+    const issue: ConfigIssue = { severity, file: this.file, line, col, path: formatPath(path), message };
+    this.issues.push(issue);
+    return issue;
+  }
+
+  error(path: readonly PathSegment[], message: string, opts?: { key?: boolean }): void {
+    this.issue('error', path, message, opts);
+  }
+
+  positionOf(node: Node): { line: number; col: number } {
+    const [line, col] = node.range ? this.#pos(node.range[0]) : [1, 1];
+    return { line, col };
+  }
+
+  #pos(offset: number): [number, number] {
+    const p = this.#lines.linePos(offset);
+    return [p.line, p.col];
+  }
+
+  get hasErrors(): boolean {
+    return this.issues.some((i) => i.severity === 'error');
+  }
+}
+
+/** Walks every scalar value (not keys) with its path. */
+export function visitScalars(node: unknown, path: PathSegment[], visit: (scalar: import('yaml').Scalar, path: PathSegment[]) => void): void {
+  if (isScalar(node)) visit(node, path);
+  else if (isMap(node)) {
+    for (const pair of node.items) {
+      if (isPair(pair) && isScalar(pair.key)) visitScalars(pair.value, [...path, String(pair.key.value)], visit);
+    }
+  } else if (isSeq(node)) node.items.forEach((item, i) => visitScalars(item, [...path, i], visit));
+}

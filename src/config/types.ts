@@ -1,0 +1,41 @@
+/** gateway.yaml after schema validation and defaults (see schemas/gateway.schema.json). */
+export interface RetryConfig {
+  attempts?: number;
+  backoff?: { initialMs?: number; maxMs?: number; multiplier?: number };
+  maxRetryAfterMs?: number;
+}
+
+export interface TargetConfig {
+  provider: string;
+  model: string;
+}
+
+export interface ModelConfig {
+  description?: string;
+  strategy: 'fallback';
+  retry?: RetryConfig;
+  targets: TargetConfig[];
+}
+
+export interface KeyConfig {
+  name: string;
+  key?: string;
+  keyHash?: string;
+  models: string[];
+}
+
+export interface ProviderConfig {
+  plugin: string;
+  [option: string]: unknown;
+}
+
+export type StageRef = string | { stage: string; options?: Record<string, unknown> };
+
+export interface GatewayConfig {
+  server: { host: string; port: number; bodyLimit: string | number };
+  log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; format: 'auto' | 'json' | 'pretty' };
+  keys: KeyConfig[];
+  providers: Record<string, ProviderConfig>;
+  models: Record<string, ModelConfig>;
+  pipeline: StageRef[];
+}

@@ -1,0 +1,74 @@
+/**
+ * The one catalogue of errors a client can see. Every response body is the OpenAI envelope
+ * {"error":{"message","type","param","code"}}, so the official SDKs raise their own classes
+ * (AuthenticationError, NotFoundError, ...) from the status. 4xx means the client's mistake;
+ * anything the gateway or an upstream got wrong is 5xx.
+ */
+
+export interface CatalogueEntry {
+  status: number;
+  type: string;
+  /** Short description, also rendered into the README's error table. */
+  summary: string;
+}
+
+export const ERROR_CATALOGUE = {
+  invalid_api_key: { status: 401, type: 'authentication_error', summary: 'Missing or unknown gateway key in `Authorization: Bearer`.' },
+  model_not_allowed: { status: 403, type: 'permission_error', summary: 'The key exists but may not use this model (its `models` globs).' },
+  model_not_found: { status: 404, type: 'invalid_request_error', summary: 'No model alias of that name in `gateway.yaml`.' },
+  not_found: { status: 404, type: 'invalid_request_error', summary: 'Unknown URL.' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error', summary: 'Known URL, wrong HTTP method (see `Allow`).' },
+  invalid_json: { status: 400, type: 'invalid_request_error', summary: 'The body is not valid JSON.' },
+  invalid_request: { status: 400, type: 'invalid_request_error', summary: 'The body breaks the Chat Completions schema; `param` names the field.' },
+  upstream_bad_request: { status: 400, type: 'invalid_request_error', summary: 'The provider rejected the request as invalid; its message is kept, prefixed by the provider name.' },
+  request_too_large: { status: 413, type: 'invalid_request_error', summary: 'The body is larger than `server.bodyLimit`.' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error', summary: 'The body is not `application/json`.' },
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error', summary: 'Every target was rate limited; `Retry-After` says when to come back.' },
+  internal_error: { status: 500, type: 'server_error', summary: 'A bug in the gateway or a plugin; the log line has the details.' },
+  upstream_error: { status: 502, type: 'upstream_error', summary: 'The provider failed (5xx, reset connection, malformed answer) on every attempt.' },
+  upstream_auth_failed: { status: 502, type: 'upstream_error', summary: "The provider refused the gateway's own credentials: a configuration problem, not the client's." },
+  upstream_model_not_found: { status: 502, type: 'upstream_error', summary: 'The provider does not know the model a target names: a configuration problem.' },
+  provider_unavailable: { status: 503, type: 'service_unavailable_error', summary: 'Every target of the alias is unavailable (e.g. its provider key is not set) or overloaded.' },
+  timeout: { status: 504, type: 'timeout_error', summary: 'The provider did not answer in time on any attempt.' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string };
+}
+
+/** An error meant for the client. Only these leave the gateway; anything else becomes internal_error. */
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  /** Extra response headers, e.g. Retry-After. */
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, opts: { param?: string | null; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    const entry: CatalogueEntry = ERROR_CATALOGUE[code];
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = entry.status;
+    this.type = entry.type;
+    this.param = opts.param ?? null;
+    this.headers = opts.headers;
+  }
+
+  toJSON(): ErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+export function isGatewayError(err: unknown): err is GatewayError {
+  return err instanceof GatewayError;
+}
+
+/** Normalises anything thrown into a client-safe error: no stack traces, no foreign messages. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError('internal_error', 'The gateway failed to handle this request; see the gateway log for its request id.', { cause: err });
+}

@@ -1,0 +1,22 @@
+import pino, { type Logger, type LoggerOptions } from 'pino';
+
+export interface LoggerSettings {
+  level: string;
+  format: 'auto' | 'json' | 'pretty';
+}
+
+// Defence in depth: the gateway never logs headers or options, but a plugin might.
+const REDACT = ['authorization', 'headers.authorization', 'apiKey', '*.apiKey', 'api_key', '*.api_key', 'secretAccessKey', '*.secretAccessKey'];
+
+/**
+ * JSON lines to stdout through an asynchronous buffered writer (no sync I/O on the request
+ * path); pretty-printed in a worker thread when stdout is a terminal or when asked.
+ */
+export function createLogger(settings: LoggerSettings): Logger {
+  const options: LoggerOptions = { level: settings.level, base: { service: 'switchyard' }, redact: { paths: REDACT, censor: '[REDACTED]' } };
+  const pretty = settings.format === 'pretty' || (settings.format === 'auto' && process.stdout.isTTY);
+  if (pretty) {
+    return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' } } });
+  }
+  return pino(options, pino.destination({ dest: 1, sync: false }));
+}

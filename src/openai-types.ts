@@ -1,0 +1,118 @@
+/**
+ * The slice of the OpenAI Chat Completions wire types the gateway relies on.
+ * Every object keeps an index signature: upstream extras (service_tier, obfuscation,
+ * prompt_filter_results, ...) must survive the trip untouched.
+ */
+
+export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
+
+export interface TextPart { type: 'text'; text: string; [extra: string]: unknown }
+export interface ImagePart { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' }; [extra: string]: unknown }
+export interface AudioPart { type: 'input_audio'; input_audio: { data: string; format: string }; [extra: string]: unknown }
+export interface FilePart { type: 'file'; file: Record<string, unknown>; [extra: string]: unknown }
+export interface RefusalPart { type: 'refusal'; refusal: string; [extra: string]: unknown }
+export type ContentPart = TextPart | ImagePart | AudioPart | FilePart | RefusalPart;
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+  [extra: string]: unknown;
+}
+
+export interface ChatMessage {
+  role: Role;
+  content?: string | ContentPart[] | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  refusal?: string | null;
+  [extra: string]: unknown;
+}
+
+export interface FunctionTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean | null };
+  [extra: string]: unknown;
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean | null; description?: string } };
+
+export interface ChatCompletionRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean | null;
+  stream_options?: { include_usage?: boolean; [extra: string]: unknown } | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  n?: number | null;
+  stop?: string | string[] | null;
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
+  seed?: number | null;
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
+  response_format?: ResponseFormat;
+  tools?: FunctionTool[];
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean;
+  user?: string;
+  metadata?: Record<string, string> | null;
+  [extra: string]: unknown;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; [extra: string]: unknown };
+  completion_tokens_details?: { reasoning_tokens?: number; [extra: string]: unknown };
+  [extra: string]: unknown;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    message: { role: 'assistant'; content: string | null; refusal?: string | null; tool_calls?: ToolCall[]; [extra: string]: unknown };
+    finish_reason: FinishReason | null;
+    logprobs?: unknown;
+    [extra: string]: unknown;
+  }>;
+  usage?: Usage;
+  [extra: string]: unknown;
+}
+
+export interface ChunkToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+  [extra: string]: unknown;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    delta: { role?: 'assistant'; content?: string | null; refusal?: string | null; tool_calls?: ChunkToolCallDelta[]; [extra: string]: unknown };
+    finish_reason: FinishReason | null;
+    logprobs?: unknown;
+    [extra: string]: unknown;
+  }>;
+  usage?: Usage | null;
+  [extra: string]: unknown;
+}

@@ -1,0 +1,103 @@
+/**
+ * Finds and imports plugin modules: built-ins by id, others by path (relative to gateway.yaml)
+ * or package name. Path-loaded modules are imported with a per-generation query so that a
+ * reload picks up code edited on disk (ESM caches modules by URL).
+ */
+import { stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { PLUGIN_API_VERSION, type ProviderPlugin, type StagePlugin } from '../plugin-api.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BUILTIN_PROVIDERS_DIR = path.join(ROOT, 'plugins');
+export const BUILTIN_STAGES_DIR = path.join(ROOT, 'src', 'stages');
+export const BUILTIN_STAGES = ['auth', 'validate', 'route', 'retry', 'transform-response', 'log'] as const;
+
+export type PluginKind = 'provider' | 'stage';
+type PluginOf<K extends PluginKind> = K extends 'provider' ? ProviderPlugin : StagePlugin;
+
+export class PluginLoadError extends Error {}
+
+export interface LoadedPlugin<K extends PluginKind> {
+  plugin: PluginOf<K>;
+  /** Absolute file for path and built-in plugins, the package name otherwise. */
+  source: string;
+  builtin: boolean;
+}
+
+export async function loadPlugin<K extends PluginKind>(kind: K, specifier: string, configDir: string, generation: number): Promise<LoadedPlugin<K>> {
+  const { url, source, builtin, local } = await resolvePlugin(kind, specifier, configDir);
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(local ? `${url}?generation=${generation}` : url)) as Record<string, unknown>;
+  } catch (err) {
+    throw new PluginLoadError(`cannot load ${kind} plugin "${specifier}": ${firstLine(err)}`);
+  }
+  const plugin = (mod.default ?? mod.plugin) as PluginOf<K> | undefined;
+  checkShape(kind, specifier, plugin);
+  return { plugin: plugin as PluginOf<K>, source, builtin };
+}
+
+async function resolvePlugin(kind: PluginKind, specifier: string, configDir: string): Promise<{ url: string; source: string; builtin: boolean; local: boolean }> {
+  const isPath = specifier.startsWith('.') || path.isAbsolute(specifier);
+  if (!isPath) {
+    const builtin = kind === 'provider' ? await findFile(path.join(BUILTIN_PROVIDERS_DIR, specifier)) : BUILTIN_STAGES.includes(specifier as never) ? path.join(BUILTIN_STAGES_DIR, `${specifier}.ts`) : undefined;
+    if (builtin && /^[a-z0-9-]+$/.test(specifier)) return { url: pathToFileURL(builtin).href, source: builtin, builtin: true, local: false };
+    try {
+      const resolved = createRequire(path.join(configDir, 'gateway.yaml')).resolve(specifier);
+      return { url: pathToFileURL(resolved).href, source: specifier, builtin: false, local: false };
+    } catch {
+      const known = kind === 'provider' ? await builtinProviderIds() : [...BUILTIN_STAGES];
+      throw new PluginLoadError(`unknown ${kind} plugin "${specifier}": not a built-in (${known.join(', ')}) and no package of that name is installed; use ./path/to/plugin.ts for a file`);
+    }
+  }
+  const absolute = path.resolve(configDir, specifier);
+  const file = await findFile(absolute);
+  if (!file) throw new PluginLoadError(`${kind} plugin file not found: ${specifier} (looked for ${absolute})`);
+  return { url: pathToFileURL(file).href, source: file, builtin: false, local: true };
+}
+
+/** A file as named, or a directory's index.{ts,mts,js,mjs}. */
+async function findFile(candidate: string): Promise<string | undefined> {
+  const info = await stat(candidate).catch(() => undefined);
+  if (info?.isFile()) return candidate;
+  if (info?.isDirectory()) {
+    for (const index of ['index.ts', 'index.mts', 'index.js', 'index.mjs']) {
+      const file = path.join(candidate, index);
+      if ((await stat(file).catch(() => undefined))?.isFile()) return file;
+    }
+  }
+  return undefined;
+}
+
+export async function builtinProviderIds(): Promise<string[]> {
+  const { readdir } = await import('node:fs/promises');
+  const entries = await readdir(BUILTIN_PROVIDERS_DIR, { withFileTypes: true });
+  const ids: string[] = [];
+  for (const e of entries) {
+    if (e.isDirectory() && e.name !== 'examples' && (await findFile(path.join(BUILTIN_PROVIDERS_DIR, e.name)))) ids.push(e.name);
+  }
+  return ids.sort();
+}
+
+function checkShape(kind: PluginKind, specifier: string, plugin: unknown): void {
+  const helper = kind === 'provider' ? 'defineProvider() or defineHttpProvider()' : 'defineStage()';
+  if (!plugin || typeof plugin !== 'object') {
+    throw new PluginLoadError(`"${specifier}" has no default export; export default ${helper}`);
+  }
+  const p = plugin as Record<string, unknown>;
+  if (p.kind !== kind) throw new PluginLoadError(`"${specifier}" exports a ${String(p.kind ?? 'non-plugin object')}, not a ${kind} plugin`);
+  if (p.apiVersion !== PLUGIN_API_VERSION) {
+    throw new PluginLoadError(`"${specifier}" targets plugin API version ${String(p.apiVersion)}, this gateway speaks version ${PLUGIN_API_VERSION}`);
+  }
+  if (typeof p.create !== 'function') throw new PluginLoadError(`"${specifier}" has no create() function`);
+  if (kind === 'provider' && (typeof p.id !== 'string' || !p.optionsSchema || typeof p.optionsSchema !== 'object')) {
+    throw new PluginLoadError(`"${specifier}" must declare an id and an optionsSchema`);
+  }
+  if (kind === 'stage' && typeof p.name !== 'string') throw new PluginLoadError(`"${specifier}" must declare a name`);
+}
+
+function firstLine(err: unknown): string {
+  return String((err as Error)?.message ?? err).split('\n')[0];
+}

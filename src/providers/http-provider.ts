@@ -1,0 +1,212 @@
+/**
+ * Most providers are an HTTPS API: this turns a handful of pure functions (request builder,
+ * response and stream translators, error reader) into a ProviderPlugin that owns an undici pool,
+ * sends attempts, decodes streams and maps failures. Provider folders never touch sockets.
+ */
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { ChatCompletion } from '../openai-types.ts';
+import {
+  PLUGIN_API_VERSION,
+  type ProviderCall,
+  type ProviderEnv,
+  type ProviderInstance,
+  type ProviderPlugin,
+  type StreamTranslator,
+  type NativeResponse,
+} from '../plugin-api.ts';
+import { readSse } from '../protocol/sse.ts';
+import { UpstreamError, parseRetryAfter, type UpstreamFailure } from './upstream-error.ts';
+
+export type Headers = Record<string, string | string[] | undefined>;
+
+/** The native HTTP request for one attempt. `path` is appended to the endpoint's base path. */
+export interface HttpRequestSpec {
+  path: string;
+  method?: 'POST' | 'GET';
+  headers?: Record<string, string>;
+  /** JSON-serialised by the core. */
+  body?: unknown;
+}
+
+export interface Endpoint {
+  /** e.g. https://api.openai.com/v1 — origin plus base path. */
+  baseUrl: string;
+  /** Sent with every request (auth, versions). */
+  headers?: Record<string, string>;
+}
+
+/** A request about to go out, for providers that sign requests (AWS SigV4). */
+export interface OutgoingRequest {
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** An event of a text/event-stream response with its JSON data parsed. */
+export interface SseJsonEvent {
+  event?: string;
+  data: unknown;
+}
+
+export interface HttpProviderSpec<Options> extends Omit<ProviderPlugin<Options>, 'apiVersion' | 'kind' | 'create'> {
+  endpoint(options: Options, env: ProviderEnv): Endpoint;
+  buildRequest(call: ProviderCall, options: Options): HttpRequestSpec;
+  /** Adds signature headers once the body is final. */
+  signRequest?(request: OutgoingRequest, options: Options): Promise<Record<string, string>>;
+  toCompletion(body: unknown, call: ProviderCall, options: Options): ChatCompletion;
+  createStreamTranslator(call: ProviderCall, options: Options): StreamTranslator;
+  /** Decodes a 2xx streamed body into native events. Default: SSE with JSON data, ending at `[DONE]`. */
+  decodeStream?(body: AsyncIterable<Uint8Array>): AsyncIterable<unknown>;
+  /** The provider's error body (parsed JSON, else text) in its own words. */
+  readError(status: number, body: unknown, headers: Headers): UpstreamFailure;
+}
+
+/** Largest error body read from an upstream; the rest is discarded. */
+const MAX_ERROR_BODY = 64 * 1024;
+
+export function defineHttpProvider<Options>(spec: HttpProviderSpec<Options>): ProviderPlugin<Options> {
+  return {
+    apiVersion: PLUGIN_API_VERSION,
+    kind: 'provider',
+    id: spec.id,
+    description: spec.description,
+    optionsSchema: spec.optionsSchema,
+    secretOptions: spec.secretOptions,
+    capabilities: spec.capabilities,
+    create(options, env) {
+      return new HttpProviderInstance(spec, options, env);
+    },
+  };
+}
+
+class HttpProviderInstance<Options> implements ProviderInstance {
+  readonly #spec: HttpProviderSpec<Options>;
+  readonly #options: Options;
+  readonly #name: string;
+  readonly #pool: Pool;
+  readonly #origin: string;
+  readonly #basePath: string;
+  readonly #headers: Record<string, string>;
+
+  constructor(spec: HttpProviderSpec<Options>, options: Options, env: ProviderEnv) {
+    this.#spec = spec;
+    this.#options = options;
+    this.#name = env.name;
+    const endpoint = spec.endpoint(options, env);
+    const url = new URL(endpoint.baseUrl);
+    this.#origin = url.origin;
+    this.#basePath = url.pathname.replace(/\/+$/, '');
+    this.#headers = { 'content-type': 'application/json', accept: 'application/json', ...lowerKeys(endpoint.headers ?? {}) };
+    // One keep-alive pool per provider and config generation; pipelining stays off because
+    // streams are long-lived and a slow one would block the requests queued behind it.
+    this.#pool = new Pool(this.#origin, { connections: 256, keepAliveTimeout: 30_000, connect: { timeout: 10_000 } });
+  }
+
+  async send(call: ProviderCall): Promise<NativeResponse> {
+    const spec = this.#spec.buildRequest(call, this.#options);
+    const path = this.#basePath + spec.path;
+    const body = spec.body === undefined ? '' : JSON.stringify(spec.body);
+    let headers = spec.headers ? { ...this.#headers, ...lowerKeys(spec.headers) } : this.#headers;
+    if (call.stream) headers = { ...headers, accept: 'text/event-stream' };
+    const method = spec.method ?? 'POST';
+    if (this.#spec.signRequest) {
+      const signed = await this.#spec.signRequest({ method, url: new URL(path, this.#origin), headers: { ...headers }, body }, this.#options);
+      headers = { ...headers, ...signed };
+    }
+
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.#pool.request({ method, path, headers, body: body || undefined, signal: call.signal });
+    } catch (err) {
+      throw this.#transportError(err, call);
+    }
+    const responseHeaders = res.headers as Headers;
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const errorBody = await readErrorBody(res.body);
+      const failure = this.#spec.readError(res.statusCode, errorBody, responseHeaders);
+      throw new UpstreamError(this.#name, 'http', res.statusCode, failure, parseRetryAfter(responseHeaders));
+    }
+    if (!call.stream) {
+      let json: unknown;
+      try {
+        json = await res.body.json();
+      } catch (err) {
+        throw this.#transportError(err, call, 'the response body is not valid JSON');
+      }
+      return { kind: 'json', body: json, headers: responseHeaders };
+    }
+    const events = (this.#spec.decodeStream ?? decodeSseJson)(res.body);
+    return { kind: 'stream', events: this.#guardStream(events, call), headers: responseHeaders };
+  }
+
+  toCompletion(body: unknown, call: ProviderCall): ChatCompletion {
+    return this.#spec.toCompletion(body, call, this.#options);
+  }
+
+  createStreamTranslator(call: ProviderCall): StreamTranslator {
+    return this.#spec.createStreamTranslator(call, this.#options);
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+
+  /** Socket errors in the middle of a stream become UpstreamErrors like any other failure. */
+  async *#guardStream(events: AsyncIterable<unknown>, call: ProviderCall): AsyncGenerator<unknown> {
+    try {
+      yield* events;
+    } catch (err) {
+      if (err instanceof SyntaxError) throw new UpstreamError(this.#name, 'protocol', 200, { message: err.message }, undefined, err);
+      throw this.#transportError(err, call);
+    }
+  }
+
+  #transportError(err: unknown, call: ProviderCall, what?: string): unknown {
+    if (err instanceof UpstreamError || call.signal.aborted) return err;
+    const code = (err as { code?: string }).code ?? '';
+    const message = what ?? (err as Error).message ?? String(err);
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+      return new UpstreamError(this.#name, 'timeout', 0, { message: `no answer in time (${code})` }, undefined, err);
+    }
+    if (what) return new UpstreamError(this.#name, 'protocol', 200, { message }, undefined, err);
+    return new UpstreamError(this.#name, 'connect', 0, { message: code ? `${code}: ${message}` : message }, undefined, err);
+  }
+}
+
+/** Default stream decoding: SSE events with JSON data; `data: [DONE]` ends the stream. */
+export async function* decodeSseJson(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseJsonEvent> {
+  for await (const message of readSse(body)) {
+    if (message.data === '[DONE]') return;
+    let data: unknown;
+    try {
+      data = JSON.parse(message.data);
+    } catch {
+      throw new SyntaxError(`stream event is not JSON: ${message.data.slice(0, 120)}`);
+    }
+    yield { event: message.event, data };
+  }
+}
+
+async function readErrorBody(body: Dispatcher.ResponseData['body']): Promise<unknown> {
+  let text = '';
+  try {
+    for await (const chunk of body) {
+      if (text.length < MAX_ERROR_BODY) text += chunk.toString();
+    }
+  } catch {
+    // A reset mid-error-body still leaves us the status; the message is best effort.
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function lowerKeys(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = v;
+  return out;
+}

@@ -1,0 +1,235 @@
+/**
+ * A config generation: everything a request needs, built completely before it serves (config,
+ * provider instances, key index, model routes, the composed stage chain). A request takes the
+ * generation current when it starts; a reload builds a new one beside it and swaps a reference.
+ */
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { Logger } from 'pino';
+import { parseConfigFile, type ParsedConfig } from '../config/load.ts';
+import { ConfigError, type ConfigIssue } from '../config/issues.ts';
+import { describeSchemaErrors } from '../config/schema-errors.ts';
+import type { GatewayConfig, RetryConfig } from '../config/types.ts';
+import { loadPlugin, PluginLoadError } from '../plugins/load.ts';
+import { compose, composeOnResponse } from '../pipeline/compose.ts';
+import { dispatch } from '../pipeline/dispatch.ts';
+import type { JsonSchema, KeyIdentity, ModelRoute, ProviderInstance, ProviderPlugin, RequestContext, RetryPolicy, RouteTarget, RuntimeView, StageInstance, StagePlugin } from '../plugin-api.ts';
+import { GatewayError } from '../errors.ts';
+import { buildKeyIndex, sha256Hex } from './keys.ts';
+import { makeRedactor } from './redact.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { parseSize } from './size.ts';
+
+export interface ProviderHandle {
+  name: string;
+  plugin: ProviderPlugin;
+  /** Absent when the provider is unavailable. */
+  instance?: ProviderInstance;
+  unavailable?: string;
+}
+
+export interface Runtime extends RuntimeView {
+  readonly file: string;
+  readonly config: GatewayConfig;
+  /** Seconds since the epoch when this generation was built (the `created` of /v1/models). */
+  readonly createdAt: number;
+  readonly providers: ReadonlyMap<string, ProviderHandle>;
+  readonly stages: readonly StageInstance[];
+  readonly bodyLimit: number;
+  /** Warnings found while building (e.g. providers left unavailable). */
+  readonly warnings: readonly ConfigIssue[];
+  run(ctx: RequestContext): Promise<void>;
+  finish(ctx: RequestContext): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface BuildOptions {
+  generation: number;
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+}
+
+const DEFAULT_RETRY: RetryPolicy = { attempts: 2, backoff: { initialMs: 200, maxMs: 5_000, multiplier: 2 }, maxRetryAfterMs: 10_000 };
+
+// Plugin option schemas are the plugin author's: compile them leniently but report every error.
+const pluginAjv = new Ajv({ allErrors: true, verbose: true, useDefaults: true, strict: false });
+const compiled = new WeakMap<object, ValidateFunction>();
+
+function optionsValidator(schema: JsonSchema): ValidateFunction {
+  let v = compiled.get(schema);
+  if (!v) {
+    v = pluginAjv.compile(schema);
+    compiled.set(schema, v);
+  }
+  return v;
+}
+
+/** Loads and builds a generation from a file; throws ConfigError with every issue found. */
+export async function buildRuntimeFromFile(file: string, options: BuildOptions): Promise<Runtime> {
+  const parsed = await parseConfigFile(file, options.env);
+  return buildRuntime(parsed, options);
+}
+
+export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions): Promise<Runtime> {
+  const { source, config, configDir } = parsed;
+  const { log, generation } = options;
+  const clock = options.clock ?? systemClock;
+  if (!config || source.hasErrors) throw new ConfigError(source.issues);
+
+  // Load every plugin module at once; a failure is an issue at the line that named it.
+  const providerEntries = Object.entries(config.providers);
+  const providerPlugins = await Promise.all(
+    providerEntries.map(async ([name, p]) => {
+      try {
+        return (await loadPlugin('provider', p.plugin, configDir, generation)).plugin;
+      } catch (err) {
+        if (!(err instanceof PluginLoadError)) throw err;
+        source.error(['providers', name, 'plugin'], err.message);
+        return undefined;
+      }
+    }),
+  );
+  const stagePlugins = await Promise.all(
+    config.pipeline.map(async (ref, i) => {
+      const specifier = typeof ref === 'string' ? ref : ref.stage;
+      try {
+        return (await loadPlugin('stage', specifier, configDir, generation)).plugin;
+      } catch (err) {
+        if (!(err instanceof PluginLoadError)) throw err;
+        source.error(typeof ref === 'string' ? ['pipeline', i] : ['pipeline', i, 'stage'], err.message);
+        return undefined;
+      }
+    }),
+  );
+
+  // Plugin options against each plugin's own schema, with the same precise positions.
+  const secrets: string[] = [];
+  providerEntries.forEach(([name, p], i) => {
+    const plugin = providerPlugins[i];
+    if (!plugin) return;
+    const { plugin: _specifier, ...opts } = p;
+    const validate = optionsValidator(plugin.optionsSchema);
+    if (!validate(opts)) {
+      const unavailable = parsed.unavailable.has(name);
+      for (const f of describeSchemaErrors(validate.errors ?? [], opts, ['providers', name])) {
+        // Values still holding an unset ${VAR} are already reported as the reason it is unavailable.
+        if (unavailable && String(pathValue(config, f.path)).includes('${')) continue;
+        source.error(f.path, f.message, { key: f.key });
+      }
+    }
+    for (const key of plugin.secretOptions ?? []) if (typeof opts[key] === 'string') secrets.push(opts[key] as string);
+  });
+  config.pipeline.forEach((ref, i) => {
+    const plugin = stagePlugins[i];
+    if (!plugin?.optionsSchema) return;
+    const opts = typeof ref === 'string' ? {} : (ref.options ??= {});
+    const validate = optionsValidator(plugin.optionsSchema);
+    if (!validate(opts)) {
+      for (const f of describeSchemaErrors(validate.errors ?? [], opts, ['pipeline', i, 'options'])) source.error(f.path, f.message, { key: f.key });
+    }
+  });
+  if (source.hasErrors) throw new ConfigError(source.issues);
+
+  for (const k of config.keys) if (k.key) secrets.push(k.key);
+  const redact = makeRedactor(secrets);
+
+  // Provider instances. A plugin whose create() throws is a config error at its plugin line.
+  const providers = new Map<string, ProviderHandle>();
+  await Promise.all(
+    providerEntries.map(async ([name, p], i) => {
+      const plugin = providerPlugins[i]!;
+      const unavailable = parsed.unavailable.get(name);
+      if (unavailable) {
+        providers.set(name, { name, plugin, unavailable });
+        return;
+      }
+      const { plugin: _specifier, ...opts } = p;
+      try {
+        const instance = await plugin.create(opts, { name, log: log.child({ provider: name }), configDir });
+        providers.set(name, { name, plugin, instance });
+      } catch (err) {
+        source.error(['providers', name], `provider plugin "${p.plugin}" failed to start: ${redact(String((err as Error)?.message ?? err))}`);
+      }
+    }),
+  );
+  const closeProviders = () => Promise.allSettled([...providers.values()].map((h) => h.instance?.close?.())).then(() => undefined);
+  if (source.hasErrors) {
+    await closeProviders();
+    throw new ConfigError(source.issues);
+  }
+
+  const models = new Map<string, ModelRoute>();
+  for (const [alias, m] of Object.entries(config.models)) {
+    const targets = m.targets.map((t): RouteTarget => {
+      const handle = providers.get(t.provider)!;
+      return Object.freeze({ provider: t.provider, model: t.model, unavailable: handle.unavailable, instance: handle.instance ?? unavailableInstance });
+    });
+    models.set(alias, Object.freeze({ name: alias, strategy: m.strategy, retry: retryPolicy(m.retry), targets: Object.freeze(targets) }));
+  }
+
+  const keyIndex = buildKeyIndex(config.keys);
+  const view: RuntimeView = {
+    generation,
+    models,
+    hasKeys: keyIndex.size > 0,
+    findKey: (token: string): KeyIdentity | undefined => keyIndex.get(sha256Hex(token)),
+    redact,
+  };
+
+  const stages: StageInstance[] = [];
+  for (const [i, ref] of config.pipeline.entries()) {
+    const plugin = stagePlugins[i] as StagePlugin;
+    const opts = typeof ref === 'string' ? {} : (ref.options ?? {});
+    try {
+      const stage = await plugin.create(opts, { log, configDir, clock, runtime: view });
+      stages.push({ ...stage, name: stage.name || plugin.name });
+    } catch (err) {
+      source.error(['pipeline', i], `stage "${plugin.name}" failed to start: ${String((err as Error)?.message ?? err)}`);
+    }
+  }
+  if (source.hasErrors) {
+    await closeProviders();
+    throw new ConfigError(source.issues);
+  }
+
+  const run = compose(stages, dispatch);
+  const finish = composeOnResponse(stages);
+  return Object.freeze({
+    ...view,
+    file: source.file,
+    config,
+    createdAt: Math.floor(Date.now() / 1000),
+    providers,
+    stages,
+    bodyLimit: parseSize(config.server.bodyLimit),
+    warnings: source.issues.filter((i) => i.severity === 'warning'),
+    run,
+    finish,
+    close: closeProviders,
+  });
+}
+
+function retryPolicy(r: RetryConfig | undefined): RetryPolicy {
+  return {
+    attempts: r?.attempts ?? DEFAULT_RETRY.attempts,
+    backoff: { ...DEFAULT_RETRY.backoff, ...r?.backoff },
+    maxRetryAfterMs: r?.maxRetryAfterMs ?? DEFAULT_RETRY.maxRetryAfterMs,
+  };
+}
+
+/** Stands in for a provider that could not be configured; the dispatcher never calls it. */
+const unavailableInstance: ProviderInstance = {
+  send: () => Promise.reject(new GatewayError('provider_unavailable', 'provider is unavailable')),
+  toCompletion: () => {
+    throw new GatewayError('provider_unavailable', 'provider is unavailable');
+  },
+  createStreamTranslator: () => {
+    throw new GatewayError('provider_unavailable', 'provider is unavailable');
+  },
+};
+
+function pathValue(root: unknown, path: readonly (string | number)[]): unknown {
+  let node = root;
+  for (const s of path) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[s] : undefined;
+  return node;
+}

@@ -1,0 +1,9 @@
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+
+/** `10mb` → 10485760; plain numbers are bytes. */
+export function parseSize(size: string | number): number {
+  if (typeof size === 'number') return size;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(size);
+  if (!m) throw new Error(`not a size: ${size}`);
+  return Math.floor(Number(m[1]) * UNITS[(m[2] ?? 'b').toLowerCase()]);
+}

@@ -1,0 +1,63 @@
+/**
+ * Writing answers to the client: JSON completions, SSE streams (flushed per chunk, with
+ * backpressure), and errors in the OpenAI envelope. Every response carries x-request-id.
+ */
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { RequestContext } from '../plugin-api.ts';
+import type { ChatCompletionChunk } from '../openai-types.ts';
+import type { GatewayError } from '../errors.ts';
+import { SSE_DONE, SSE_HEADERS, sseData } from '../protocol/sse.ts';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function responseHeaders(ctx: RequestContext): Record<string, string> {
+  const headers: Record<string, string> = { 'x-request-id': ctx.id, ...ctx.responseHeaders };
+  if (ctx.target) headers['x-switchyard-provider'] = ctx.target.provider;
+  if (ctx.attempts.length) headers['x-switchyard-attempts'] = String(ctx.attempts.length);
+  return headers;
+}
+
+export function sendJson(res: ServerResponse, status: number, headers: Record<string, string>, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {
+  ctx.status = error.status;
+  ctx.error = error;
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  sendJson(res, error.status, { ...responseHeaders(ctx), ...error.headers }, error.toJSON());
+}
+
+/**
+ * Streams chunks as SSE. The caller primed the stream, so headers go out only once a first chunk
+ * exists. Without `stream_options.include_usage` the usage the gateway asked the upstream for
+ * (to log tokens) is kept from the client. Returns when the stream ended or the client left.
+ */
+export async function sendStream(res: ServerResponse, ctx: RequestContext, chunks: AsyncIterable<ChatCompletionChunk>, toClientError: (err: unknown) => GatewayError): Promise<void> {
+  const wantsUsage = ctx.body.stream_options?.include_usage === true;
+  ctx.status = 200;
+  res.writeHead(200, { ...responseHeaders(ctx), ...SSE_HEADERS });
+  res.socket?.setNoDelay(true);
+  try {
+    for await (const chunk of chunks) {
+      if (!wantsUsage && 'usage' in chunk) {
+        if (chunk.usage && chunk.choices.length === 0) continue;
+        delete chunk.usage;
+      }
+      if (!res.write(sseData(chunk))) await once(res, 'drain', { signal: ctx.signal });
+    }
+  } catch (err) {
+    if (ctx.signal.aborted) return;
+    // Bytes already reached the client: the failure can only be reported inside the stream.
+    const error = toClientError(err);
+    ctx.streamError = error;
+    res.write(sseData(error.toJSON()));
+  }
+  if (!ctx.signal.aborted) res.end(SSE_DONE);
+}

@@ -1,0 +1,42 @@
+/**
+ * `auth`: `Authorization: Bearer <key>` → the key's identity (401 when missing or unknown), and
+ * 403 when the key's `models` globs do not cover the model asked for. The key itself is never
+ * logged or echoed.
+ */
+import { defineStage, type KeyIdentity, type RequestContext, type RuntimeView } from '../plugin-api.ts';
+import { GatewayError } from '../errors.ts';
+
+/** Reads the bearer token and finds its key; shared with GET /v1/models. */
+export function authenticate(headers: RequestContext['headers'], runtime: RuntimeView): KeyIdentity {
+  const header = headers.authorization;
+  if (!header) {
+    throw new GatewayError('invalid_api_key', 'Missing API key: send it as "Authorization: Bearer <key>".');
+  }
+  const token = /^bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
+  if (!token) throw new GatewayError('invalid_api_key', 'Malformed Authorization header: expected "Bearer <key>".');
+  const key = runtime.findKey(token);
+  if (!key) throw new GatewayError('invalid_api_key', 'Incorrect API key provided.');
+  return key;
+}
+
+export default defineStage({
+  apiVersion: 1,
+  kind: 'stage',
+  name: 'auth',
+  description: 'Bearer key → key identity; model scopes',
+  create(_options, { runtime }) {
+    return {
+      name: 'auth',
+      async handle(ctx, next) {
+        const key = authenticate(ctx.headers, runtime);
+        ctx.key = key;
+        const model = ctx.body?.model;
+        // Only known models are checked here: an unknown one gets route's 404, as OpenAI does.
+        if (typeof model === 'string' && runtime.models.has(model) && !key.allows(model)) {
+          throw new GatewayError('model_not_allowed', `The key "${key.name}" may not use the model "${model}".`, { param: 'model' });
+        }
+        await next();
+      },
+    };
+  },
+});

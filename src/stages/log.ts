@@ -1,0 +1,50 @@
+/**
+ * `log`: one line per request, written after the response is complete (so streamed token counts
+ * are known): request id, key name, model asked for, provider and model that answered, status,
+ * tokens, duration and every attempt. Keys and Authorization never reach it.
+ */
+import { defineStage, type RequestContext } from '../plugin-api.ts';
+
+export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
+  const usage = ctx.usage;
+  const line: Record<string, unknown> = {
+    reqId: ctx.id,
+    key: ctx.key?.name,
+    model: typeof ctx.body?.model === 'string' ? ctx.body.model : undefined,
+    provider: ctx.target?.provider,
+    upstreamModel: ctx.upstreamModel,
+    status: ctx.status,
+    stream: ctx.body?.stream === true,
+    promptTokens: usage?.prompt_tokens,
+    completionTokens: usage?.completion_tokens,
+    totalTokens: usage?.total_tokens,
+    durationMs: Math.round((performance.now() - ctx.startedAt) * 100) / 100,
+    attempts: ctx.attempts.length,
+  };
+  if (ctx.attempts.length > 1 || ctx.attempts.some((a) => a.outcome !== 'ok')) line.attemptLog = ctx.attempts;
+  const error = ctx.streamError ?? ctx.error;
+  if (error) {
+    line.error = error.code;
+    line.errorMessage = error.message;
+    if (ctx.streamError) line.streamError = true;
+  }
+  return line;
+}
+
+export default defineStage({
+  apiVersion: 1,
+  kind: 'stage',
+  name: 'log',
+  description: 'One structured log line per request',
+  create(_options, { log }) {
+    return {
+      name: 'log',
+      onResponse(ctx) {
+        const line = requestLogLine(ctx);
+        const status = ctx.status ?? 0;
+        if (status >= 500 || ctx.streamError) log.warn(line, 'request failed');
+        else log.info(line, 'request');
+      },
+    };
+  },
+});

@@ -1,0 +1,42 @@
+/**
+ * `validate`: the body against the Chat Completions request shape (schemas/chat-request.schema.json,
+ * compiled once). Only what the gateway and providers rely on is checked; unknown parameters
+ * pass through untouched. A failure is a 400 whose `param` names the field, as OpenAI does.
+ */
+import { Ajv } from 'ajv';
+import type { ErrorObject } from 'ajv';
+import requestSchema from '../../schemas/chat-request.schema.json' with { type: 'json' };
+import { defineStage } from '../plugin-api.ts';
+import { GatewayError } from '../errors.ts';
+import { describeSchemaErrors } from '../config/schema-errors.ts';
+import { formatPath } from '../config/issues.ts';
+
+const ajv = new Ajv({ allErrors: false, verbose: true, discriminator: true, strict: false });
+const validateRequest = ajv.compile(requestSchema);
+
+export function requestError(errors: readonly ErrorObject[], body: unknown): GatewayError {
+  const [finding] = describeSchemaErrors(errors, body);
+  const param = finding && finding.path.length ? formatPath(finding.path) : null;
+  const message = finding ? (param ? `Invalid '${param}': ${finding.message}.` : `Invalid request: ${finding.message}.`) : 'Invalid request body.';
+  return new GatewayError('invalid_request', message, { param });
+}
+
+export default defineStage({
+  apiVersion: 1,
+  kind: 'stage',
+  name: 'validate',
+  description: 'Checks the request body against the Chat Completions schema',
+  create() {
+    return {
+      name: 'validate',
+      async handle(ctx, next) {
+        const body: unknown = ctx.body;
+        if (!body || typeof body !== 'object' || Array.isArray(body)) {
+          throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+        }
+        if (!validateRequest(body)) throw requestError(validateRequest.errors ?? [], body);
+        await next();
+      },
+    };
+  },
+});

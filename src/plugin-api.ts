@@ -39,6 +39,8 @@ export interface ProviderCall {
   readonly signal: AbortSignal;
   readonly requestId: string;
   readonly log: Logger;
+  /** From the alias or provider config: drop parameters the provider cannot honour instead of answering 400. */
+  readonly dropUnsupportedParams: boolean;
 }
 
 /** A provider's answer before translation: its own JSON body, or its own stream of events. */
@@ -106,6 +108,8 @@ export interface RouteTarget {
   model: string;
   /** Set when the provider cannot serve (e.g. its API key is not configured). */
   unavailable?: string;
+  /** Alias setting, else the provider's: drop unsupported parameters rather than reject them. */
+  dropUnsupportedParams: boolean;
   readonly instance: ProviderInstance;
 }
 

@@ -24,15 +24,15 @@ export function promptTokens(request: ChatCompletionRequest): number {
   return n;
 }
 
-/** Calls the first tool (or the one named) when `tool_choice` demands a call; else no tool call. */
+/**
+ * Behaves like a model that uses tools: when tools are offered (and tool_choice is not "none"),
+ * it calls the named tool or the first one, unless the last message is already a tool result.
+ */
 function plannedToolCall(request: ChatCompletionRequest, seq: number): ToolCall | undefined {
   const tools = request.tools;
-  if (!tools?.length) return undefined;
   const choice = request.tool_choice;
-  let name: string | undefined;
-  if (choice === 'required') name = tools[0].function.name;
-  else if (choice && typeof choice === 'object') name = choice.function.name;
-  if (!name) return undefined;
+  if (!tools?.length || choice === 'none' || request.messages.at(-1)?.role === 'tool') return undefined;
+  const name = choice && typeof choice === 'object' ? choice.function.name : tools[0].function.name;
   return { id: `call_mock_${seq}`, type: 'function', function: { name, arguments: '{}' } };
 }
 

@@ -12,6 +12,7 @@ export interface TargetConfig {
 
 export interface ModelConfig {
   description?: string;
+  dropUnsupportedParams?: boolean;
   strategy: 'fallback';
   retry?: RetryConfig;
   targets: TargetConfig[];
@@ -26,6 +27,7 @@ export interface KeyConfig {
 
 export interface ProviderConfig {
   plugin: string;
+  dropUnsupportedParams?: boolean;
   [option: string]: unknown;
 }
 

@@ -14,6 +14,7 @@ export async function dispatch(ctx: RequestContext): Promise<void> {
     signal: ctx.signal,
     requestId: ctx.id,
     log: ctx.log,
+    dropUnsupportedParams: target.dropUnsupportedParams,
   };
   ctx.call = call;
   ctx.upstream = await target.instance.send(call);

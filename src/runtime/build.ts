@@ -107,7 +107,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   providerEntries.forEach(([name, p], i) => {
     const plugin = providerPlugins[i];
     if (!plugin) return;
-    const { plugin: _specifier, ...opts } = p;
+    const { plugin: _specifier, dropUnsupportedParams: _drop, ...opts } = p;
     const validate = optionsValidator(plugin.optionsSchema);
     if (!validate(opts)) {
       const unavailable = parsed.unavailable.has(name);
@@ -143,7 +143,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
         providers.set(name, { name, plugin, unavailable });
         return;
       }
-      const { plugin: _specifier, ...opts } = p;
+      const { plugin: _specifier, dropUnsupportedParams: _drop, ...opts } = p;
       try {
         const instance = await plugin.create(opts, { name, log: log.child({ provider: name }), configDir });
         providers.set(name, { name, plugin, instance });
@@ -162,7 +162,8 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   for (const [alias, m] of Object.entries(config.models)) {
     const targets = m.targets.map((t): RouteTarget => {
       const handle = providers.get(t.provider)!;
-      return Object.freeze({ provider: t.provider, model: t.model, unavailable: handle.unavailable, instance: handle.instance ?? unavailableInstance });
+      const dropUnsupportedParams = m.dropUnsupportedParams ?? config.providers[t.provider].dropUnsupportedParams ?? false;
+      return Object.freeze({ provider: t.provider, model: t.model, unavailable: handle.unavailable, dropUnsupportedParams, instance: handle.instance ?? unavailableInstance });
     });
     models.set(alias, Object.freeze({ name: alias, strategy: m.strategy, retry: retryPolicy(m.retry), targets: Object.freeze(targets) }));
   }

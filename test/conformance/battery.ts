@@ -1,0 +1,187 @@
+/**
+ * The shared conformance battery. Every provider joins by declaring what it can do and how its
+ * fake upstream answers; the battery drives the real gateway with the official openai SDK and
+ * checks that the client cannot tell which provider served it (except by `model`).
+ *
+ *   runConformance({ name: 'anthropic', capabilities: {...}, provider: (url) => ({...}), scenarios: {...} })
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import YAML from 'yaml';
+import { startFakeUpstream, type FakeUpstream, type ScriptedResponse, type RecordedRequest } from '../helpers/fake-upstream.ts';
+import { DEV_KEY, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { expectValid } from '../helpers/schema.ts';
+
+export interface ConformanceCapabilities {
+  streaming: boolean;
+  tools: boolean;
+  /** Usage in streams (final chunk when stream_options.include_usage is set). */
+  streamUsage: boolean;
+}
+
+/** A scenario is what the fake upstream answers; `expect` adds provider-specific checks. */
+export interface Scenario {
+  respond: (req: RecordedRequest) => ScriptedResponse;
+  /** Text the answer must contain (plain and streamed text scenarios). */
+  text?: string;
+  /** The tool the answer must call (tool scenarios). */
+  toolName?: string;
+}
+
+export interface ProviderConformance {
+  /** Plugin id (also the provider name in the test config). */
+  name: string;
+  capabilities: ConformanceCapabilities;
+  /** The providers.<name> entry (a YAML-able object) pointing at the fake upstream. */
+  provider: (upstreamUrl: string) => Record<string, unknown>;
+  /** The target model id. */
+  model: string;
+  /** The model the upstream reports (response `model`); defaults to `model`. */
+  reportedModel?: string;
+  scenarios: {
+    text: Scenario;
+    textStream?: Scenario;
+    toolCall?: Scenario;
+    toolCallStream?: Scenario;
+    /** Native error answers by upstream status: 400, 401, 429, 500 at least. */
+    errors: Partial<Record<400 | 401 | 403 | 404 | 429 | 500 | 503 | 529, () => ScriptedResponse>>;
+  };
+  /** Battery cases this provider cannot run, with the reason (shown as skipped). */
+  skip?: Partial<Record<'stream' | 'streamUsage' | 'tools' | 'toolsStream', string>>;
+}
+
+const TOOL = {
+  type: 'function' as const,
+  function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+};
+
+export function runConformance(spec: ProviderConformance): void {
+  describe(`conformance: ${spec.name}`, () => {
+    let upstream: FakeUpstream;
+    let t: TestGateway;
+    let current: Scenario['respond'] = () => ({ status: 500, body: { error: 'no scenario' } });
+    const reported = spec.reportedModel ?? spec.model;
+
+    beforeAll(async () => {
+      upstream = await startFakeUpstream((req) => current(req));
+      const config = {
+        keys: [{ name: 'dev', key: DEV_KEY, models: ['*'] }],
+        providers: { [spec.name]: spec.provider(upstream.url) },
+        models: { alias: { retry: { attempts: 1 }, targets: [{ provider: spec.name, model: spec.model }] } },
+      };
+      t = await startTestGateway(YAML.stringify(config));
+    });
+    afterAll(async () => {
+      await t?.close();
+      await upstream?.close();
+    });
+
+    const client = () => t.client(DEV_KEY);
+    const use = (s: Scenario | undefined) => {
+      if (!s) throw new Error('scenario missing');
+      current = s.respond;
+    };
+
+    it('plain completion: valid, names the upstream model, reports usage', async () => {
+      use(spec.scenarios.text);
+      const r = await client().chat.completions.create({ model: 'alias', messages: [{ role: 'user', content: 'Hello' }] });
+      expectValid('CreateChatCompletionResponse', r);
+      expect(r.model).toBe(reported);
+      expect(r.model).not.toBe('alias');
+      if (spec.scenarios.text.text) expect(r.choices[0].message.content).toContain(spec.scenarios.text.text);
+      expect(r.choices[0].finish_reason).toBe('stop');
+      expect(r.usage!.total_tokens).toBe(r.usage!.prompt_tokens + r.usage!.completion_tokens);
+      expect(r.usage!.prompt_tokens).toBeGreaterThan(0);
+    });
+
+    const streamSkip = !spec.capabilities.streaming ? 'provider does not stream' : spec.skip?.stream;
+    it.skipIf(Boolean(streamSkip))(`stream: every chunk valid, text arrives, one finish${streamSkip ? ` (skipped: ${streamSkip})` : ''}`, async () => {
+      use(spec.scenarios.textStream);
+      const stream = await client().chat.completions.create({ model: 'alias', stream: true, messages: [{ role: 'user', content: 'Hello' }] });
+      let text = '';
+      const finishes: string[] = [];
+      for await (const chunk of stream) {
+        expectValid('CreateChatCompletionStreamResponse', chunk);
+        expect(chunk.model).toBe(reported);
+        expect('usage' in chunk && chunk.usage).toBeFalsy();
+        for (const c of chunk.choices) {
+          text += c.delta.content ?? '';
+          if (c.finish_reason) finishes.push(c.finish_reason);
+        }
+      }
+      if (spec.scenarios.textStream?.text) expect(text).toContain(spec.scenarios.textStream.text);
+      expect(finishes).toEqual(['stop']);
+    });
+
+    const usageSkip = streamSkip ?? (!spec.capabilities.streamUsage ? 'provider reports no usage in streams' : spec.skip?.streamUsage);
+    it.skipIf(Boolean(usageSkip))(`stream with include_usage: a final usage-only chunk${usageSkip ? ` (skipped: ${usageSkip})` : ''}`, async () => {
+      use(spec.scenarios.textStream);
+      const stream = await client().chat.completions.create({ model: 'alias', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hello' }] });
+      const chunks = [];
+      for await (const chunk of stream) {
+        expectValid('CreateChatCompletionStreamResponse', chunk);
+        chunks.push(chunk);
+      }
+      const last = chunks.at(-1)!;
+      expect(last.choices).toEqual([]);
+      expect(last.usage!.prompt_tokens).toBeGreaterThan(0);
+      expect(last.usage!.total_tokens).toBe(last.usage!.prompt_tokens + last.usage!.completion_tokens);
+    });
+
+    const toolSkip = !spec.capabilities.tools ? 'provider has no tools' : spec.skip?.tools;
+    it.skipIf(Boolean(toolSkip))(`tool call: finish_reason tool_calls with parsable arguments${toolSkip ? ` (skipped: ${toolSkip})` : ''}`, async () => {
+      use(spec.scenarios.toolCall);
+      const r = await client().chat.completions.create({ model: 'alias', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [TOOL], tool_choice: 'auto' });
+      expectValid('CreateChatCompletionResponse', r);
+      expect(r.choices[0].finish_reason).toBe('tool_calls');
+      const call = r.choices[0].message.tool_calls![0] as { id: string; function: { name: string; arguments: string } };
+      expect(call.id).toBeTruthy();
+      if (spec.scenarios.toolCall?.toolName) expect(call.function.name).toBe(spec.scenarios.toolCall.toolName);
+      expect(() => JSON.parse(call.function.arguments)).not.toThrow();
+    });
+
+    const toolStreamSkip = toolSkip ?? streamSkip ?? spec.skip?.toolsStream;
+    it.skipIf(Boolean(toolStreamSkip))(`streamed tool call: the SDK assembles a complete call${toolStreamSkip ? ` (skipped: ${toolStreamSkip})` : ''}`, async () => {
+      use(spec.scenarios.toolCallStream);
+      const runner = client().chat.completions.stream({ model: 'alias', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [TOOL] });
+      runner.on('chunk', (chunk) => expectValid('CreateChatCompletionStreamResponse', chunk));
+      const final = await runner.finalChatCompletion();
+      expect(final.choices[0].finish_reason).toBe('tool_calls');
+      const call = final.choices[0].message.tool_calls![0] as { id: string; function: { name: string; arguments: string } };
+      expect(call.id).toBeTruthy();
+      if (spec.scenarios.toolCallStream?.toolName) expect(call.function.name).toBe(spec.scenarios.toolCallStream.toolName);
+      expect(() => JSON.parse(call.function.arguments)).not.toThrow();
+    });
+
+    const expectations: Array<[number, unknown, number, string]> = [
+      [400, OpenAI.BadRequestError, 400, 'upstream_bad_request'],
+      [401, OpenAI.InternalServerError, 502, 'upstream_auth_failed'],
+      [403, OpenAI.InternalServerError, 502, 'upstream_auth_failed'],
+      [404, OpenAI.InternalServerError, 502, 'upstream_model_not_found'],
+      [429, OpenAI.RateLimitError, 429, 'rate_limit_exceeded'],
+      [500, OpenAI.InternalServerError, 502, 'upstream_error'],
+      [503, OpenAI.InternalServerError, 503, 'provider_unavailable'],
+      [529, OpenAI.InternalServerError, 503, 'provider_unavailable'],
+    ];
+    for (const [status, cls, clientStatus, code] of expectations) {
+      const respond = spec.scenarios.errors[status as 400];
+      if (!respond) continue;
+      it(`upstream ${status} → ${clientStatus} ${code}, provider-prefixed, no secrets`, async () => {
+        current = () => respond();
+        const err = await client()
+          .chat.completions.create({ model: 'alias', messages: [{ role: 'user', content: 'Hello' }] })
+          .then(
+            () => undefined,
+            (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+          );
+        expect(err).toBeInstanceOf(cls as never);
+        expect(err!.status).toBe(clientStatus);
+        expect(err!.code).toBe(code);
+        expectValid('ErrorResponse', { error: err!.error });
+        if (code !== 'upstream_auth_failed') expect(err!.message).toContain(`${spec.name}:`);
+        expect(err!.message).not.toContain('test-upstream-secret');
+        if (status === 429 && respond().headers?.['retry-after']) expect(err!.headers?.get('retry-after')).toBeTruthy();
+      });
+    }
+  });
+}

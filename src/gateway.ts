@@ -2,6 +2,8 @@
  * A running gateway: the current config generation plus the HTTP server in front of it.
  * Embeddable (tests and the CLI both use startGateway).
  */
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './server/app.ts';
@@ -28,11 +30,19 @@ export class Gateway {
   /** http://host:port — clients use `${url}/v1` as their base URL. */
   url = '';
   #runtime: Runtime;
+  /** Connections that have not sent a request yet: Node's close() does not count them idle. */
+  readonly #fresh = new Set<Socket>();
 
   private constructor(runtime: Runtime, log: Logger) {
     this.#runtime = runtime;
     this.log = log;
     this.app = buildApp({ getRuntime: () => this.#runtime, log, bodyLimit: runtime.bodyLimit });
+    const fresh = this.#fresh;
+    this.app.server.on('connection', (socket: Socket) => {
+      fresh.add(socket);
+      socket.once('close', () => fresh.delete(socket));
+    });
+    this.app.server.on('request', (req: IncomingMessage) => fresh.delete(req.socket));
   }
 
   /** The config generation serving new requests. */
@@ -56,8 +66,25 @@ export class Gateway {
     return gateway;
   }
 
-  async close(): Promise<void> {
-    await this.app.close();
+  /**
+   * Graceful shutdown: stop accepting, let in-flight requests (streams included) finish, close
+   * keep-alive connections as they fall idle, and cut whatever is left after `graceMs`.
+   */
+  async close(graceMs = 30_000): Promise<void> {
+    const server = this.app.server;
+    // Node closes idle connections once, when close() starts; one busy then would otherwise
+    // linger for the keep-alive timeout after its request ends.
+    const reaper = setInterval(() => {
+      server.closeIdleConnections();
+      for (const socket of this.#fresh) socket.destroy();
+    }, 50);
+    const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+    try {
+      await this.app.close();
+    } finally {
+      clearInterval(reaper);
+      clearTimeout(deadline);
+    }
     await this.#runtime.close();
   }
 }

@@ -45,15 +45,24 @@ export function toCompletion(body: unknown): ChatCompletion {
   return body as ChatCompletion;
 }
 
-/** OpenAI chunks pass through as they are; an `error` event inside a 200 stream is a failure. */
+/**
+ * OpenAI chunks pass through as they are. An `error` event inside a 200 stream is a failure, and
+ * so is a stream that ends before any choice finished (a cut connection can look like an end).
+ */
 export function createStreamTranslator(provider: string): StreamTranslator {
+  let finished = false;
   return {
     push(event) {
       const data = (event as SseJsonEvent).data as ChatCompletionChunk & { error?: unknown };
       if (data && typeof data === 'object' && 'error' in data && data.error) {
         throw new UpstreamError(provider, 'http', 500, openAiStyleFailure(500, data));
       }
+      if (!finished && Array.isArray(data?.choices)) finished = data.choices.some((c) => c.finish_reason);
       return data;
+    },
+    end() {
+      if (!finished) throw new UpstreamError(provider, 'protocol', 200, { message: 'the stream ended before the model finished (no finish_reason)' });
+      return undefined;
     },
   };
 }

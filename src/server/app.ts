@@ -30,7 +30,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
     genReqId: requestIdFor,
     // Streams can be long; idle keep-alive sockets are cheap.
     keepAliveTimeout: 75_000,
-    return503OnClosing: true,
+    // While draining, requests arriving on open keep-alive connections are still served (with
+    // Connection: close) instead of fastify's non-OpenAI 503 body.
+    return503OnClosing: false,
   });
 
   // Chat requests are JSON only: without this fastify would also accept text/plain bodies.

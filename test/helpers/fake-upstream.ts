@@ -41,6 +41,8 @@ export interface FakeUpstream {
   /** Requests whose connection the client closed before the answer ended. */
   aborted: number;
   setHandler(handler: Handler): void;
+  /** Forget recorded requests and aborts. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,10 @@ export async function startFakeUpstream(handler: Handler): Promise<FakeUpstream>
     },
     setHandler(h) {
       current = h;
+    },
+    reset() {
+      requests.length = 0;
+      state.aborted = 0;
     },
     close: () =>
       new Promise<void>((resolve) => {

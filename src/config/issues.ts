@@ -27,11 +27,16 @@ export function formatPath(segments: readonly PathSegment[]): string {
   return out;
 }
 
+export function byPosition(a: ConfigIssue, b: ConfigIssue): number {
+  return a.line - b.line || a.col - b.col;
+}
+
 /** Thrown when a config cannot be used; carries every issue found, not just the first. */
 export class ConfigError extends Error {
   readonly issues: ConfigIssue[];
   constructor(issues: ConfigIssue[]) {
     const errors = issues.filter((i) => i.severity === 'error');
+    issues = [...issues].sort(byPosition);
     super(`invalid configuration (${errors.length} error${errors.length === 1 ? '' : 's'}):\n${errors.map(formatIssue).join('\n')}`);
     this.name = 'ConfigError';
     this.issues = issues;

@@ -55,12 +55,11 @@ export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.
     source.error([], 'the file must be a mapping with at least "providers" and "models"');
     return { source, configDir, unavailable };
   }
-  if (!validateGateway(data)) {
-    for (const f of describeSchemaErrors(validateGateway.errors ?? [], data)) source.error(f.path, f.message, { key: f.key });
-    return { source, configDir, unavailable };
-  }
-  crossCheck(source, data);
-  return { source, config: data, configDir, unavailable };
+  const valid = validateGateway(data);
+  if (!valid) for (const f of describeSchemaErrors(validateGateway.errors ?? [], data)) source.error(f.path, f.message, { key: f.key });
+  // Cross-checks run even after schema errors (tolerating odd shapes) so one run reports all.
+  crossCheck(source, data as Partial<GatewayConfig>);
+  return { source, config: valid ? data : undefined, configDir, unavailable };
 }
 
 function reportUnset(source: ConfigSource, u: UnsetVariable, unavailable: Map<string, string>): void {
@@ -77,37 +76,50 @@ function reportUnset(source: ConfigSource, u: UnsetVariable, unavailable: Map<st
   source.issue('error', u.path, `environment variable ${u.name} is not set and has no default (write \${${u.name}:-default} to give one)`, { at });
 }
 
-function crossCheck(source: ConfigSource, config: GatewayConfig): void {
-  const providerNames = Object.keys(config.providers);
-  const modelNames = Object.keys(config.models);
+const isObject = (v: unknown): v is Record<string, any> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
+const list = (v: unknown): any[] => (Array.isArray(v) ? v : []);
 
-  for (const [alias, model] of Object.entries(config.models)) {
-    model.targets.forEach((t, i) => {
-      if (config.providers[t.provider]) return;
+function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): void {
+  const providers = isObject(config.providers) ? config.providers : {};
+  const models = isObject(config.models) ? config.models : {};
+  const providerNames = Object.keys(providers);
+  const modelNames = Object.keys(models);
+
+  for (const [alias, model] of Object.entries(models)) {
+    list(isObject(model) ? model.targets : undefined).forEach((t, i) => {
+      if (!isObject(t) || typeof t.provider !== 'string' || providers[t.provider]) return;
       const hint = closest(t.provider, providerNames);
       source.error(['models', alias, 'targets', i, 'provider'], `unknown provider "${t.provider}"${hint ? ` (did you mean "${hint}"?)` : ''} (known: ${providerNames.join(', ') || 'none'})`);
     });
   }
 
+  const keys = list(config.keys).filter(isObject);
   const names = new Map<string, number>();
   const secrets = new Map<string, number>();
-  config.keys.forEach((k, i) => {
-    if (names.has(k.name)) source.error(['keys', i, 'name'], `duplicate key name "${k.name}" (also keys[${names.get(k.name)}])`);
-    else names.set(k.name, i);
-    const secret = k.key ?? k.keyHash ?? '';
-    if (secrets.has(secret)) source.error(['keys', i, k.key ? 'key' : 'keyHash'], `the same key as keys[${secrets.get(secret)}] ("${config.keys[secrets.get(secret)!].name}")`);
-    else secrets.set(secret, i);
-    k.models.forEach((glob, j) => {
+  keys.forEach((k, i) => {
+    if (typeof k.name === 'string') {
+      if (names.has(k.name)) source.error(['keys', i, 'name'], `duplicate key name "${k.name}" (also keys[${names.get(k.name)}])`);
+      else names.set(k.name, i);
+    }
+    const secret = typeof k.key === 'string' ? k.key : typeof k.keyHash === 'string' ? k.keyHash : undefined;
+    if (secret !== undefined) {
+      if (secrets.has(secret)) source.error(['keys', i, k.key ? 'key' : 'keyHash'], `the same key as keys[${secrets.get(secret)}] ("${keys[secrets.get(secret)!].name}")`);
+      else secrets.set(secret, i);
+    }
+    list(k.models).forEach((glob, j) => {
+      if (typeof glob !== 'string' || modelNames.length === 0) return;
       const re = compileGlob(glob);
       if (!modelNames.some((m) => re.test(m))) source.error(['keys', i, 'models', j], `"${glob}" matches no model (models: ${modelNames.join(', ')})`);
     });
   });
 
-  checkPipeline(source, config.pipeline, config.keys.length);
+  const pipeline = config.pipeline ?? (gatewaySchema.properties.pipeline.default as StageRef[]);
+  if (Array.isArray(pipeline)) checkPipeline(source, pipeline, keys.length);
 }
 
-function stageName(ref: StageRef): string {
-  return typeof ref === 'string' ? ref : ref.stage;
+function stageName(ref: unknown): string | undefined {
+  if (typeof ref === 'string') return ref;
+  return isObject(ref) && typeof ref.stage === 'string' ? ref.stage : undefined;
 }
 
 function checkPipeline(source: ConfigSource, pipeline: StageRef[], keyCount: number): void {
@@ -116,13 +128,15 @@ function checkPipeline(source: ConfigSource, pipeline: StageRef[], keyCount: num
   let lastOrderedName = '';
   pipeline.forEach((ref, i) => {
     const name = stageName(ref);
+    if (name === undefined) return;
     const at: PathSegment[] = ['pipeline', i];
-    if (seen.has(name)) {
+    const order = ORDERED_BUILTINS.indexOf(name);
+    // Built-ins run once; a custom stage may appear twice with different options.
+    if (seen.has(name) && (order !== -1 || name === 'log')) {
       source.error(at, `stage "${name}" appears twice (also pipeline[${seen.get(name)}])`);
       return;
     }
     seen.set(name, i);
-    const order = ORDERED_BUILTINS.indexOf(name);
     if (order === -1) return;
     if (order < lastOrdered) source.error(at, `"${name}" must come before "${lastOrderedName}" (built-in order: ${ORDERED_BUILTINS.join(' → ')})`);
     else {

@@ -73,7 +73,8 @@ function describeOne(e: ErrorObject, data: unknown, prefix: PathSegment[]): Sche
       return { path: [...path, tag], key: false, message: value === undefined ? `missing required field "${tag}"` : `must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})` };
     }
     case 'required':
-      return { path, key: false, message: `missing required field "${String(p.missingProperty)}"` };
+      // Point at the key naming the incomplete mapping (`demo:`), not at its first child.
+      return { path, key: path.length > 0, message: `missing required field "${String(p.missingProperty)}"` };
     case 'type':
       return { path, key: false, message: `must be ${String(p.type).split(',').map(article).join(' or ')} (got ${typeName(e.data)})` };
     case 'enum': {

@@ -15,7 +15,8 @@ export class ConfigSource {
     this.file = file;
     this.#lines = new LineCounter();
     this.doc = parseDocument(text, { lineCounter: this.#lines, prettyErrors: false, uniqueKeys: true });
-    for (const e of [...this.doc.errors, ...this.doc.warnings]) {
+    // Only the first syntax error: the ones after it are nearly always its echoes.
+    for (const e of [...this.doc.errors.slice(0, 1), ...this.doc.warnings]) {
       const [line, col] = e.linePos?.[0] ? [e.linePos[0].line, e.linePos[0].col] : this.#pos(e.pos[0]);
       const message = e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
       this.issues.push({ severity: this.doc.errors.includes(e as never) ? 'error' : 'warning', file, line, col, path: '', message: `YAML: ${message}` });

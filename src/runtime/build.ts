@@ -6,7 +6,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Logger } from 'pino';
 import { parseConfigFile, type ParsedConfig } from '../config/load.ts';
-import { ConfigError, type ConfigIssue } from '../config/issues.ts';
+import { ConfigError, byPosition, type ConfigIssue } from '../config/issues.ts';
 import { describeSchemaErrors } from '../config/schema-errors.ts';
 import type { GatewayConfig, RetryConfig } from '../config/types.ts';
 import { loadPlugin, PluginLoadError } from '../plugins/load.ts';
@@ -74,9 +74,10 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   const { source, config, configDir } = parsed;
   const { log, generation } = options;
   const clock = options.clock ?? systemClock;
-  if (!config || source.hasErrors) throw new ConfigError(source.issues);
+  if (!config) throw new ConfigError(source.issues);
 
-  // Load every plugin module at once; a failure is an issue at the line that named it.
+  // Load every plugin module at once, even after cross-check errors, so that one run reports
+  // everything; a failure is an issue at the line that named the plugin.
   const providerEntries = Object.entries(config.providers);
   const providerPlugins = await Promise.all(
     providerEntries.map(async ([name, p]) => {
@@ -203,7 +204,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     providers,
     stages,
     bodyLimit: parseSize(config.server.bodyLimit),
-    warnings: source.issues.filter((i) => i.severity === 'warning'),
+    warnings: source.issues.filter((i) => i.severity === 'warning').sort(byPosition),
     run,
     finish,
     close: closeProviders,

@@ -243,7 +243,7 @@ describe('streams', () => {
   it('an upstream error event inside a 200 stream is mapped too', async () => {
     primary.setHandler(() => ({ status: 200, chunks: [splitStream(f('stream-tool-call'))[0], 'data: {"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}\n\n'] }));
     const stream = await streamAsk();
-    const seen = [];
+    const seen: unknown[] = [];
     const err = await (async () => {
       for await (const chunk of stream) seen.push(chunk);
     })().catch((e: unknown) => e);

@@ -73,9 +73,10 @@ async function serve(file: string, port: string | undefined, host: string | unde
   );
   const stop = (signal: string) => {
     gateway.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const exit = (code: number) => gateway.log.flush(() => process.exit(code));
     gateway.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => exit(0),
+      () => exit(1),
     );
   };
   process.once('SIGINT', stop);

@@ -33,6 +33,7 @@ export {
 } from './plugin-api.ts';
 export { defineHttpProvider, decodeSseJson, type Endpoint, type HttpProviderSpec, type HttpRequestSpec, type OutgoingRequest, type SseJsonEvent } from './providers/http-provider.ts';
 export { UpstreamError, parseRetryAfter, type UpstreamFailure } from './providers/upstream-error.ts';
+export { unsupportedParam, checkUnsupported } from './providers/params.ts';
 export { GatewayError, ERROR_CATALOGUE, type ErrorCode } from './errors.ts';
 export { openAiStyleFailure } from './protocol/openai-errors.ts';
 export { readSse, sseData, type SseMessage } from './protocol/sse.ts';

@@ -11,6 +11,7 @@ const REDACT = ['authorization', 'headers.authorization', 'apiKey', '*.apiKey', 
 /**
  * JSON lines to stdout through an asynchronous buffered writer (no sync I/O on the request
  * path); pretty-printed in a worker thread when stdout is a terminal or when asked.
+ * The caller flushes on shutdown (`logger.flush()`).
  */
 export function createLogger(settings: LoggerSettings): Logger {
   const options: LoggerOptions = { level: settings.level, base: { service: 'switchyard' }, redact: { paths: REDACT, censor: '[REDACTED]' } };
@@ -18,5 +19,9 @@ export function createLogger(settings: LoggerSettings): Logger {
   if (pretty) {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' } } });
   }
-  return pino(options, pino.destination({ dest: 1, sync: false }));
+  // Lines are batched (a write per 4 KiB instead of per request) and flushed at least every
+  // 200 ms, so a quiet gateway still logs promptly.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  setInterval(() => destination.flush(), 200).unref();
+  return pino(options, destination);
 }

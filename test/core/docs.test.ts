@@ -1,0 +1,34 @@
+/** The docs cannot drift from the code: every error code and config field is documented. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ERROR_CATALOGUE } from '../../src/errors.ts';
+import schema from '../../schemas/gateway.schema.json' with { type: 'json' };
+import { ROOT } from '../helpers/paths.ts';
+
+const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const reference = readFileSync(path.join(ROOT, 'docs/configuration.md'), 'utf8');
+
+describe('documentation', () => {
+  it('the README error table lists every catalogued code with its status and type', () => {
+    for (const [code, entry] of Object.entries(ERROR_CATALOGUE)) {
+      expect(readme, code).toContain(`| \`${code}\` | ${entry.status} | ${entry.type} | ${entry.summary} |`);
+    }
+  });
+
+  it('docs/configuration.md documents every gateway.yaml field', () => {
+    const props = schema.properties;
+    const sections: Record<string, Record<string, unknown>> = {
+      server: props.server.properties,
+      log: props.log.properties,
+      keys: props.keys.items.properties,
+      models: props.models.additionalProperties.properties,
+    };
+    for (const [section, fields] of Object.entries(sections)) {
+      expect(reference).toContain(`## \`${section}\``);
+      for (const field of Object.keys(fields)) expect(reference, `${section}.${field}`).toMatch(new RegExp(`\\| \`${field}(\\.\\w+)?\` \\|`));
+    }
+    expect(reference).toContain('## `providers`');
+    expect(reference).toContain('## `pipeline`');
+  });
+});

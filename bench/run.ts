@@ -8,7 +8,7 @@
  * BENCH_SECONDS (default 5) sets the length of each autocannon run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,17 +30,23 @@ interface Server {
 /** Both servers run with the V8 flags `npm start` uses, so the comparison is like for like. */
 const NODE_FLAGS = ['--max-semi-space-size=4'];
 
-function startChild(name: string, args: string[], portPattern: RegExp, loader = ['--import', 'tsx']): Promise<Server> {
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...loader, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d;
-      const m = portPattern.exec(out);
-      if (m) resolve({ name, url: `http://127.0.0.1:${m[1]}`, child });
-    });
-    child.on('exit', (code) => reject(new Error(`${name} exited with ${code}: ${out}`)));
-  });
+/**
+ * Starts a server process whose stdout goes to a file (a pipe drained by this busy process
+ * would throttle the gateway's request log) and waits for its port to appear there.
+ */
+async function startChild(name: string, args: string[], portPattern: RegExp, loader = ['--import', 'tsx']): Promise<Server> {
+  const logFile = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-bench-')), `${name.replace(/\W+/g, '-')}.log`);
+  const out = openSync(logFile, 'w');
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...loader, ...args], { cwd: ROOT, stdio: ['ignore', out, 'inherit'], env: { ...process.env, NODE_ENV: 'production' } });
+  let exited: number | null | undefined;
+  child.on('exit', (code) => (exited = code));
+  for (let waited = 0; waited < 30_000; waited += 50) {
+    const m = portPattern.exec(readFileSync(logFile, 'utf8'));
+    if (m) return { name, url: `http://127.0.0.1:${m[1]}`, child };
+    if (exited !== undefined) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${name} did not start: ${readFileSync(logFile, 'utf8')}`);
 }
 
 function rssMb(pid: number): number {
@@ -49,6 +55,8 @@ function rssMb(pid: number): number {
 }
 
 async function load(target: Server, connections: number, body: string): Promise<{ rps: number; p50: number; p99: number; rss: number; errors: number }> {
+  // Warm-up (JIT, connection pools), not recorded.
+  await autocannon({ url: `${target.url}/v1/chat/completions`, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body, connections, duration: 2 });
   let peak = rssMb(target.child.pid!);
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(target.child.pid!))), 200);
   const result = await autocannon({
@@ -103,7 +111,6 @@ models:
   );
   // The gateway logs its request lines as in production; they go to /dev/null here.
   const gateway = await startChild('gateway', ['bin/switchyard.mjs', '--config', config], /listening on http:\/\/127\.0\.0\.1:(\d+)/, []);
-  gateway.child.stdout!.resume();
 
   console.log(`Switchyard benchmark — node ${process.version}, ${SECONDS}s per run, all on 127.0.0.1\n`);
   const rows: string[] = [];

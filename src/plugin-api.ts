@@ -8,6 +8,10 @@ import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Usage 
 import type { GatewayError } from './errors.ts';
 import type { UpstreamError } from './providers/upstream-error.ts';
 import type { Clock } from './runtime/clock.ts';
+import type { RetryPolicy, Timeouts } from './routing/policy.ts';
+import type { Strategy } from './routing/order.ts';
+import type { TargetState } from './routing/target-state.ts';
+import type { FailureCategory } from './providers/upstream-error.ts';
 
 export const PLUGIN_API_VERSION = 1;
 
@@ -41,6 +45,8 @@ export interface ProviderCall {
   readonly log: Logger;
   /** From the alias or provider config: drop parameters the provider cannot honour instead of answering 400. */
   readonly dropUnsupportedParams: boolean;
+  /** Connect, first-byte and idle-gap limits for this attempt (HTTP providers apply them). */
+  readonly timeouts: Timeouts;
 }
 
 /** A provider's answer before translation: its own JSON body, or its own stream of events. */
@@ -111,21 +117,22 @@ export interface RouteTarget {
   /** Alias setting, else the provider's: drop unsupported parameters rather than reject them. */
   dropUnsupportedParams: boolean;
   readonly instance: ProviderInstance;
-}
-
-export interface RetryPolicy {
-  /** Tries per target, the first included. */
-  attempts: number;
-  backoff: { initialMs: number; maxMs: number; multiplier: number };
-  /** A Retry-After longer than this is not waited for: the next target is tried instead. */
-  maxRetryAfterMs: number;
+  /** Relative share of traffic under the `weighted` strategy. */
+  weight: number;
+  retry: RetryPolicy;
+  timeouts: Timeouts;
+  /** Shared live state: in-flight count, latency average, cooldown breaker. */
+  readonly state: TargetState;
 }
 
 export interface ModelRoute {
   name: string;
-  strategy: 'fallback';
+  strategy: Strategy;
+  /** The alias-level retry policy (targets may override it). */
   retry: RetryPolicy;
   targets: readonly RouteTarget[];
+  /** Other aliases tried when the upstream refuses for a reason another model may not have. */
+  fallbacks: Partial<Record<FailureCategory, readonly string[]>>;
 }
 
 export interface AttemptRecord {
@@ -160,6 +167,8 @@ export interface RequestContext {
   route?: ModelRoute;
   /** The target of the current attempt (set by `retry`, else the route's first). */
   target?: RouteTarget;
+  /** Set by `retry` for the current attempt: its abort signal (client gone or timed out) and limits. */
+  attempt?: { signal: AbortSignal; timeouts: Timeouts };
   /** The current attempt's call as its provider received it. */
   call?: ProviderCall;
   /** The provider's raw answer to the current attempt (set by the dispatcher at the chain's end). */
@@ -234,4 +243,4 @@ export function defineStage<Options>(plugin: StagePlugin<Options>): StagePlugin<
   return plugin;
 }
 
-export type { UpstreamError, Clock };
+export type { UpstreamError, Clock, RetryPolicy, Timeouts, Strategy, TargetState, FailureCategory };

@@ -86,6 +86,13 @@ function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): void 
   const modelNames = Object.keys(models);
 
   for (const [alias, model] of Object.entries(models)) {
+    for (const kind of ['contextWindow', 'contentPolicy']) {
+      list(isObject(model) && isObject(model.fallbacks) ? (model.fallbacks as Record<string, unknown>)[kind] : undefined).forEach((name, i) => {
+        if (typeof name !== 'string' || models[name]) return;
+        const hint = closest(name, modelNames);
+        source.error(['models', alias, 'fallbacks', kind, i], `unknown model "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}`);
+      });
+    }
     list(isObject(model) ? model.targets : undefined).forEach((t, i) => {
       if (!isObject(t) || typeof t.provider !== 'string' || providers[t.provider]) return;
       const hint = closest(t.provider, providerNames);

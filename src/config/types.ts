@@ -1,20 +1,37 @@
 /** gateway.yaml after schema validation and defaults (see schemas/gateway.schema.json). */
+import type { RetryOn } from '../routing/policy.ts';
+
 export interface RetryConfig {
   attempts?: number;
   backoff?: { initialMs?: number; maxMs?: number; multiplier?: number };
+  retryOn?: RetryOn[];
   maxRetryAfterMs?: number;
+  budgetMs?: number;
+}
+
+export interface TimeoutConfig {
+  connectMs?: number;
+  firstByteMs?: number;
+  idleMs?: number;
+  totalMs?: number;
 }
 
 export interface TargetConfig {
   provider: string;
   model: string;
+  weight: number;
+  retry?: RetryConfig;
+  timeout?: TimeoutConfig;
 }
 
 export interface ModelConfig {
   description?: string;
   dropUnsupportedParams?: boolean;
-  strategy: 'fallback';
+  strategy: 'fallback' | 'weighted' | 'least-latency' | 'least-busy';
   retry?: RetryConfig;
+  timeout?: TimeoutConfig;
+  cooldown?: { failures: number; windowMs: number; durationMs: number };
+  fallbacks?: { contextWindow?: string[]; contentPolicy?: string[] };
   targets: TargetConfig[];
 }
 

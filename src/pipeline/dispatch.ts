@@ -11,10 +11,11 @@ export async function dispatch(ctx: RequestContext): Promise<void> {
     request: ctx.body,
     model: target.model,
     stream: ctx.body.stream === true,
-    signal: ctx.signal,
+    signal: ctx.attempt?.signal ?? ctx.signal,
     requestId: ctx.id,
     log: ctx.log,
     dropUnsupportedParams: target.dropUnsupportedParams,
+    timeouts: ctx.attempt?.timeouts ?? target.timeouts,
   };
   ctx.call = call;
   ctx.upstream = await target.instance.send(call);

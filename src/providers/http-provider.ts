@@ -85,7 +85,8 @@ class HttpProviderInstance<Options> implements ProviderInstance {
   readonly #spec: HttpProviderSpec<Options>;
   readonly #options: Options;
   readonly #name: string;
-  readonly #pool: Pool;
+  /** Keep-alive pools by connect timeout (aliases may set their own). */
+  readonly #pools = new Map<number, Pool>();
   readonly #origin: string;
   readonly #basePath: string;
   readonly #headers: Record<string, string>;
@@ -99,9 +100,19 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     this.#origin = url.origin;
     this.#basePath = url.pathname.replace(/\/+$/, '');
     this.#headers = { 'content-type': 'application/json', accept: 'application/json', ...lowerKeys(endpoint.headers ?? {}) };
-    // One keep-alive pool per provider and config generation; pipelining stays off because
-    // streams are long-lived and a slow one would block the requests queued behind it.
-    this.#pool = new Pool(this.#origin, { connections: 256, keepAliveTimeout: 30_000, connect: { timeout: 10_000 } });
+  }
+
+  /**
+   * One keep-alive pool per provider, config generation and connect timeout. Pipelining stays
+   * off: streams are long-lived and a slow one would block the requests queued behind it.
+   */
+  #pool(connectMs: number): Pool {
+    let pool = this.#pools.get(connectMs);
+    if (!pool) {
+      pool = new Pool(this.#origin, { connections: 256, keepAliveTimeout: 30_000, connect: { timeout: connectMs } });
+      this.#pools.set(connectMs, pool);
+    }
+    return pool;
   }
 
   async send(call: ProviderCall): Promise<NativeResponse> {
@@ -118,7 +129,8 @@ class HttpProviderInstance<Options> implements ProviderInstance {
 
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.#pool.request({ method, path, headers, body: body || undefined, signal: call.signal });
+      const { connectMs, firstByteMs, idleMs } = call.timeouts;
+      res = await this.#pool(connectMs).request({ method, path, headers, body: body || undefined, signal: call.signal, headersTimeout: firstByteMs, bodyTimeout: idleMs });
     } catch (err) {
       throw this.#transportError(err, call);
     }
@@ -150,7 +162,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
   }
 
   async close(): Promise<void> {
-    await this.#pool.close();
+    await Promise.all([...this.#pools.values()].map((pool) => pool.close()));
   }
 
   /** Socket errors in the middle of a stream become UpstreamErrors like any other failure. */
@@ -167,9 +179,13 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     if (err instanceof UpstreamError || call.signal.aborted) return err;
     const code = (err as { code?: string }).code ?? '';
     const message = what ?? (err as Error).message ?? String(err);
-    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
-      return new UpstreamError(this.#name, 'timeout', 0, { message: `no answer in time (${code})` }, undefined, err);
-    }
+    const limits = call.timeouts;
+    const timeout =
+      code === 'UND_ERR_CONNECT_TIMEOUT' ? `could not connect within ${limits.connectMs} ms`
+      : code === 'UND_ERR_HEADERS_TIMEOUT' ? `no response within ${limits.firstByteMs} ms (timeout.firstByteMs)`
+      : code === 'UND_ERR_BODY_TIMEOUT' ? `the answer stalled for ${limits.idleMs} ms (timeout.idleMs)`
+      : undefined;
+    if (timeout) return new UpstreamError(this.#name, 'timeout', 0, { message: timeout }, undefined, err);
     if (what) return new UpstreamError(this.#name, 'protocol', 200, { message }, undefined, err);
     return new UpstreamError(this.#name, 'connect', 0, { message: code ? `${code}: ${message}` : message }, undefined, err);
   }

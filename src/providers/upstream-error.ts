@@ -11,6 +11,22 @@ export interface UpstreamFailure {
   retryable?: boolean;
   /** Client-visible status override for odd providers (e.g. auth failure reported as 400). */
   status?: number;
+  /** What kind of refusal this is, for `fallbacks:` (guessed from the message when unset). */
+  category?: FailureCategory;
+}
+
+export type FailureCategory = 'context_window' | 'content_policy';
+
+const CONTEXT_WINDOW = /context[ _-]?(length|window)|maximum context|prompt is too long|input is too long|too many (input )?tokens|exceeds the maximum number of tokens|reduce the length/i;
+const CONTENT_POLICY = /content[ _-]?(management[ _-]?)?polic|content[ _-]?filter|safety (system|filter)|responsible ai/i;
+
+/** Recognises context-window and content-policy refusals across providers' wordings. */
+export function categorize(failure: UpstreamFailure): FailureCategory | undefined {
+  if (failure.category) return failure.category;
+  const text = `${failure.code ?? ''} ${failure.message}`;
+  if (CONTEXT_WINDOW.test(text)) return 'context_window';
+  if (CONTENT_POLICY.test(text)) return 'content_policy';
+  return undefined;
 }
 
 export type UpstreamErrorKind = 'http' | 'connect' | 'timeout' | 'protocol';
@@ -29,6 +45,7 @@ export class UpstreamError extends Error {
   readonly failure: UpstreamFailure;
   readonly retryAfterMs?: number;
   readonly retryable: boolean;
+  readonly category?: FailureCategory;
 
   constructor(provider: string, kind: UpstreamErrorKind, status: number, failure: UpstreamFailure, retryAfterMs?: number, cause?: unknown) {
     super(`${provider}: ${failure.message}`, cause === undefined ? undefined : { cause });
@@ -39,6 +56,7 @@ export class UpstreamError extends Error {
     this.failure = failure;
     this.retryAfterMs = retryAfterMs;
     this.retryable = failure.retryable ?? (kind !== 'http' || this.status >= 500 || RETRYABLE_STATUS.has(this.status));
+    this.category = kind === 'http' ? categorize(failure) : undefined;
   }
 
   /** The error the client sees when this was the last attempt. `redact` scrubs configured secrets. */

@@ -18,6 +18,8 @@ import { buildKeyIndex, sha256Hex } from './keys.ts';
 import { makeRedactor } from './redact.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { parseSize } from './size.ts';
+import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from '../routing/policy.ts';
+import { TargetState } from '../routing/target-state.ts';
 
 export interface ProviderHandle {
   name: string;
@@ -49,7 +51,6 @@ export interface BuildOptions {
   clock?: Clock;
 }
 
-const DEFAULT_RETRY: RetryPolicy = { attempts: 2, backoff: { initialMs: 200, maxMs: 5_000, multiplier: 2 }, maxRetryAfterMs: 10_000 };
 
 // Plugin option schemas are the plugin author's: compile them leniently but report every error.
 const pluginAjv = new Ajv({ allErrors: true, verbose: true, useDefaults: true, strict: false });
@@ -161,12 +162,25 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
 
   const models = new Map<string, ModelRoute>();
   for (const [alias, m] of Object.entries(config.models)) {
+    const aliasRetry = retryPolicy(DEFAULT_RETRY, m.retry);
+    const aliasTimeouts = { ...DEFAULT_TIMEOUTS, ...m.timeout };
     const targets = m.targets.map((t): RouteTarget => {
       const handle = providers.get(t.provider)!;
       const dropUnsupportedParams = m.dropUnsupportedParams ?? config.providers[t.provider].dropUnsupportedParams ?? false;
-      return Object.freeze({ provider: t.provider, model: t.model, unavailable: handle.unavailable, dropUnsupportedParams, instance: handle.instance ?? unavailableInstance });
+      return Object.freeze({
+        provider: t.provider,
+        model: t.model,
+        unavailable: handle.unavailable,
+        dropUnsupportedParams,
+        instance: handle.instance ?? unavailableInstance,
+        weight: t.weight,
+        retry: retryPolicy(aliasRetry, t.retry),
+        timeouts: Object.freeze({ ...aliasTimeouts, ...t.timeout }),
+        state: new TargetState(m.cooldown),
+      });
     });
-    models.set(alias, Object.freeze({ name: alias, strategy: m.strategy, retry: retryPolicy(m.retry), targets: Object.freeze(targets) }));
+    const fallbacks = { context_window: m.fallbacks?.contextWindow, content_policy: m.fallbacks?.contentPolicy };
+    models.set(alias, Object.freeze({ name: alias, strategy: m.strategy, retry: aliasRetry, targets: Object.freeze(targets), fallbacks }));
   }
 
   const keyIndex = buildKeyIndex(config.keys);
@@ -211,12 +225,16 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   });
 }
 
-function retryPolicy(r: RetryConfig | undefined): RetryPolicy {
-  return {
-    attempts: r?.attempts ?? DEFAULT_RETRY.attempts,
-    backoff: { ...DEFAULT_RETRY.backoff, ...r?.backoff },
-    maxRetryAfterMs: r?.maxRetryAfterMs ?? DEFAULT_RETRY.maxRetryAfterMs,
-  };
+/** `base` overridden field by field by a gateway.yaml `retry:` block. */
+function retryPolicy(base: RetryPolicy, r: RetryConfig | undefined): RetryPolicy {
+  if (!r) return base;
+  return Object.freeze({
+    attempts: r.attempts ?? base.attempts,
+    backoff: { ...base.backoff, ...r.backoff },
+    retryOn: r.retryOn ?? base.retryOn,
+    maxRetryAfterMs: r.maxRetryAfterMs ?? base.maxRetryAfterMs,
+    budgetMs: r.budgetMs ?? base.budgetMs,
+  });
 }
 
 /** Stands in for a provider that could not be configured; the dispatcher never calls it. */

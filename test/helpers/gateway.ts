@@ -79,3 +79,13 @@ export function configYaml(parts: { providers: string; models: string; keys?: st
     parts.extra ?? '',
   ].join('\n');
 }
+
+/** The SDK error a call must fail with (fails the test if the call succeeds). */
+export async function failureOf(call: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
+  return call.then(
+    () => {
+      throw new Error('the call succeeded but a failure was expected');
+    },
+    (err: unknown) => err as InstanceType<typeof OpenAI.APIError>,
+  );
+}

@@ -1,0 +1,44 @@
+/**
+ * The order in which an alias's targets are tried for one request, by strategy:
+ * - fallback: as written;
+ * - weighted: sampled by `weight` without replacement (the rest become the fallbacks);
+ * - least-latency: lowest moving average of time to first token first (unmeasured targets first, to learn them);
+ * - least-busy: fewest requests in flight first.
+ * Ties keep the written order.
+ */
+import type { RouteTarget } from '../plugin-api.ts';
+
+export type Strategy = 'fallback' | 'weighted' | 'least-latency' | 'least-busy';
+
+export function orderTargets(strategy: Strategy, targets: readonly RouteTarget[], random: () => number): RouteTarget[] {
+  switch (strategy) {
+    case 'fallback':
+      return [...targets];
+    case 'weighted':
+      return weightedOrder(targets, random);
+    case 'least-latency':
+      return stableSort(targets, (t) => t.state.latencyMs ?? -1);
+    case 'least-busy':
+      return stableSort(targets, (t) => t.state.inFlight);
+  }
+}
+
+function weightedOrder(targets: readonly RouteTarget[], random: () => number): RouteTarget[] {
+  const pool = [...targets];
+  const out: RouteTarget[] = [];
+  while (pool.length) {
+    const total = pool.reduce((sum, t) => sum + t.weight, 0);
+    let pick = random() * total;
+    let index = pool.findIndex((t) => (pick -= t.weight) < 0);
+    if (index === -1) index = pool.length - 1;
+    out.push(pool.splice(index, 1)[0]);
+  }
+  return out;
+}
+
+function stableSort(targets: readonly RouteTarget[], key: (t: RouteTarget) => number): RouteTarget[] {
+  return targets
+    .map((t, i) => ({ t, i, k: key(t) }))
+    .sort((a, b) => a.k - b.k || a.i - b.i)
+    .map((e) => e.t);
+}

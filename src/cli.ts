@@ -10,7 +10,9 @@ import { buildRuntime } from './runtime/build.ts';
 import { createLogger } from './logger.ts';
 
 const USAGE = `Usage:
-  switchyard [--config FILE] [--port N] [--host H]   serve the gateway (default config ./gateway.yaml)
+  switchyard [--config FILE] [--port N] [--host H] [--no-watch]
+                                                      serve the gateway (default config ./gateway.yaml);
+                                                      reloads on file changes (unless --no-watch) and on SIGHUP
   switchyard validate [FILE]                          check a config file (default ./gateway.yaml)
   switchyard --help`;
 
@@ -18,10 +20,12 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
+    allowNegative: true,
     options: {
       config: { type: 'string', short: 'c' },
       port: { type: 'string', short: 'p' },
       host: { type: 'string', short: 'H' },
+      watch: { type: 'boolean', default: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -35,7 +39,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`unknown command "${command}"\n${USAGE}\n`);
     return 2;
   }
-  return serve(values.config ?? 'gateway.yaml', values.port, values.host);
+  return serve(values.config ?? 'gateway.yaml', values.port, values.host, values.watch !== false);
 }
 
 async function validate(file: string): Promise<number> {
@@ -51,7 +55,7 @@ async function validate(file: string): Promise<number> {
   }
 }
 
-async function serve(file: string, port: string | undefined, host: string | undefined): Promise<number> {
+async function serve(file: string, port: string | undefined, host: string | undefined, watch: boolean): Promise<number> {
   const portNumber = port === undefined ? undefined : Number(port);
   if (portNumber !== undefined && !(Number.isInteger(portNumber) && portNumber >= 0 && portNumber <= 65535)) {
     process.stderr.write(`--port must be a whole number from 0 to 65535 (got "${port}")\n`);
@@ -59,7 +63,7 @@ async function serve(file: string, port: string | undefined, host: string | unde
   }
   let gateway: Gateway;
   try {
-    gateway = await Gateway.start({ config: file, port: portNumber, host });
+    gateway = await Gateway.start({ config: file, port: portNumber, host, watch });
   } catch (err) {
     return reportFailure(err, file);
   }
@@ -81,6 +85,7 @@ async function serve(file: string, port: string | undefined, host: string | unde
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  process.on('SIGHUP', () => void gateway.reload('SIGHUP'));
   return -1; // keep running
 }
 

@@ -1,6 +1,8 @@
 /**
  * A running gateway: the current config generation plus the HTTP server in front of it.
- * Embeddable (tests and the CLI both use startGateway).
+ * A reload builds the next generation completely beside the current one and swaps one
+ * reference; requests keep the generation they started on, and a retired generation releases
+ * its providers once its last request has finished. Embeddable: tests and the CLI use it.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -9,8 +11,11 @@ import type { Logger } from 'pino';
 import { buildApp } from './server/app.ts';
 import { buildRuntime, type Runtime } from './runtime/build.ts';
 import { parseConfigFile } from './config/load.ts';
+import { ConfigError, formatIssue } from './config/issues.ts';
 import { createLogger } from './logger.ts';
 import type { Clock } from './runtime/clock.ts';
+import { describeChanges, summarizeChanges } from './runtime/diff.ts';
+import { watchFiles, type Watcher } from './runtime/watch.ts';
 
 export interface GatewayOptions {
   /** Path to gateway.yaml. */
@@ -22,6 +27,21 @@ export interface GatewayOptions {
   /** Defaults to a logger built from the file's `log:` section. */
   logger?: Logger;
   clock?: Clock;
+  /** Reload when gateway.yaml or a plugin file loaded by path changes (the CLI turns it on). */
+  watch?: boolean;
+  /** Debounce for file changes, in ms (default 100). */
+  watchDebounceMs?: number;
+}
+
+export interface ReloadOutcome {
+  ok: boolean;
+  /** The generation serving after the attempt. */
+  generation: number;
+  at: string;
+  trigger: string;
+  /** What changed (ok) or why it was rejected (file:line:col messages). */
+  changes?: string;
+  errors?: string[];
 }
 
 export class Gateway {
@@ -29,14 +49,28 @@ export class Gateway {
   readonly log: Logger;
   /** http://host:port — clients use `${url}/v1` as their base URL. */
   url = '';
+  /** The outcome of the last reload attempt, if any (shown at /readyz). */
+  lastReload: ReloadOutcome | undefined;
   #runtime: Runtime;
+  readonly #options: GatewayOptions;
+  #watcher: Watcher | undefined;
+  #reloading: Promise<ReloadOutcome> = Promise.resolve(undefined as never);
+  /** Generations replaced by a reload whose requests have not all finished yet. */
+  readonly #retired = new Set<Runtime>();
   /** Connections that have not sent a request yet: Node's close() does not count them idle. */
   readonly #fresh = new Set<Socket>();
 
-  private constructor(runtime: Runtime, log: Logger) {
+  private constructor(runtime: Runtime, log: Logger, options: GatewayOptions) {
     this.#runtime = runtime;
     this.log = log;
-    this.app = buildApp({ getRuntime: () => this.#runtime, log, bodyLimit: runtime.bodyLimit });
+    this.#options = options;
+    this.app = buildApp({
+      getRuntime: () => this.#runtime,
+      onRequestDone: (r) => this.#requestDone(r),
+      log,
+      bodyLimit: runtime.bodyLimit,
+      readiness: () => (this.lastReload ? { lastReload: this.lastReload } : {}),
+    });
     const fresh = this.#fresh;
     this.app.server.on('connection', (socket: Socket) => {
       fresh.add(socket);
@@ -54,7 +88,7 @@ export class Gateway {
     const parsed = await parseConfigFile(options.config, options.env);
     const log = options.logger ?? createLogger(parsed.config?.log ?? { level: 'info', format: 'auto' });
     const runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock });
-    const gateway = new Gateway(runtime, log);
+    const gateway = new Gateway(runtime, log, options);
     for (const w of runtime.warnings) log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
     const host = options.host ?? runtime.config.server.host;
     const port = options.port ?? runtime.config.server.port;
@@ -63,7 +97,58 @@ export class Gateway {
     const actualPort = typeof address === 'object' && address ? address.port : port;
     const shownHost = host.includes(':') ? `[${host}]` : host;
     gateway.url = `http://${shownHost}:${actualPort}`;
+    if (options.watch) gateway.#watch();
     return gateway;
+  }
+
+  /**
+   * Builds a new generation from the config file and swaps it in. On any error (file, schema,
+   * plugin load or start) nothing changes: the current generation keeps serving and the
+   * outcome says why. Reloads run one at a time.
+   */
+  reload(trigger = 'api'): Promise<ReloadOutcome> {
+    this.#reloading = this.#reloading.then(() => this.#reload(trigger), () => this.#reload(trigger));
+    return this.#reloading;
+  }
+
+  async #reload(trigger: string): Promise<ReloadOutcome> {
+    const current = this.#runtime;
+    const at = new Date().toISOString();
+    let next: Runtime;
+    try {
+      const parsed = await parseConfigFile(this.#options.config, this.#options.env);
+      next = await buildRuntime(parsed, { generation: current.generation + 1, log: this.log, env: this.#options.env, clock: this.#options.clock, previous: current });
+    } catch (err) {
+      const errors = err instanceof ConfigError ? err.issues.filter((i) => i.severity === 'error').map(formatIssue) : [String((err as Error)?.message ?? err)];
+      this.lastReload = { ok: false, generation: current.generation, at, trigger, errors };
+      this.log.error({ trigger, errors, generation: current.generation }, `reload rejected, still serving generation ${current.generation}:\n  ${errors.join('\n  ')}`);
+      return this.lastReload;
+    }
+    this.#runtime = next;
+    const changes = describeChanges(current.config, next.config);
+    const summary = summarizeChanges(changes);
+    this.lastReload = { ok: true, generation: next.generation, at, trigger, changes: summary };
+    this.log.info({ trigger, generation: next.generation, changes }, `reloaded ${next.file} (generation ${next.generation}): ${summary}`);
+    if (changes.needsRestart.length) this.log.warn({ settings: changes.needsRestart }, `changed settings that take effect only after a restart: ${changes.needsRestart.join(', ')}`);
+    for (const w of next.warnings) this.log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
+    this.#retire(current);
+    if (this.#watcher) this.#watch();
+    return this.lastReload;
+  }
+
+  #retire(runtime: Runtime): void {
+    if (runtime.lifecycle.inFlight === 0) void runtime.close();
+    else this.#retired.add(runtime);
+  }
+
+  #requestDone(runtime: Runtime): void {
+    if (runtime.lifecycle.inFlight === 0 && this.#retired.delete(runtime)) void runtime.close();
+  }
+
+  #watch(): void {
+    this.#watcher?.close();
+    const files = this.#runtime.files;
+    this.#watcher = watchFiles(files, (file) => void this.reload(`file changed: ${file}`), this.#options.watchDebounceMs);
   }
 
   /**
@@ -71,6 +156,8 @@ export class Gateway {
    * keep-alive connections as they fall idle, and cut whatever is left after `graceMs`.
    */
   async close(graceMs = 30_000): Promise<void> {
+    this.#watcher?.close();
+    this.#watcher = undefined;
     const server = this.app.server;
     // Node closes idle connections once, when close() starts; one busy then would otherwise
     // linger for the keep-alive timeout after its request ends.
@@ -85,7 +172,9 @@ export class Gateway {
       clearInterval(reaper);
       clearTimeout(deadline);
     }
+    await this.#reloading.catch(() => undefined);
+    await Promise.all([...this.#retired].map((r) => r.close()));
+    this.#retired.clear();
     await this.#runtime.close();
   }
 }
-

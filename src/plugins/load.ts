@@ -24,19 +24,41 @@ export interface LoadedPlugin<K extends PluginKind> {
   /** Absolute file for path and built-in plugins, the package name otherwise. */
   source: string;
   builtin: boolean;
+  /** For plugins loaded by path: the file, to watch it for changes. */
+  localFile?: string;
 }
 
-export async function loadPlugin<K extends PluginKind>(kind: K, specifier: string, configDir: string, generation: number): Promise<LoadedPlugin<K>> {
+/** Path-loaded plugin modules by file, with the mtime they were imported at. */
+export type LocalModuleCache = Map<string, { mtimeMs: number; plugin: unknown }>;
+
+/**
+ * Imports a plugin. A path-loaded file is re-imported (with a generation query, since ESM
+ * caches by URL) only when its mtime changed since `cache` saw it; otherwise the same plugin
+ * object is reused, so that an unchanged provider keeps its instance and connections.
+ */
+export async function loadPlugin<K extends PluginKind>(kind: K, specifier: string, configDir: string, generation: number, cache?: LocalModuleCache): Promise<LoadedPlugin<K>> {
   const { url, source, builtin, local } = await resolvePlugin(kind, specifier, configDir);
+  if (local) {
+    const mtimeMs = (await stat(source)).mtimeMs;
+    const cached = cache?.get(source);
+    if (cached && cached.mtimeMs === mtimeMs) return { plugin: cached.plugin as PluginOf<K>, source, builtin, localFile: source };
+    const plugin = await importPlugin(kind, specifier, `${url}?generation=${generation}`);
+    cache?.set(source, { mtimeMs, plugin });
+    return { plugin, source, builtin, localFile: source };
+  }
+  return { plugin: await importPlugin(kind, specifier, url), source, builtin };
+}
+
+async function importPlugin<K extends PluginKind>(kind: K, specifier: string, url: string): Promise<PluginOf<K>> {
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(local ? `${url}?generation=${generation}` : url)) as Record<string, unknown>;
+    mod = (await import(url)) as Record<string, unknown>;
   } catch (err) {
     throw new PluginLoadError(`cannot load ${kind} plugin "${specifier}": ${firstLine(err)}`);
   }
   const plugin = (mod.default ?? mod.plugin) as PluginOf<K> | undefined;
   checkShape(kind, specifier, plugin);
-  return { plugin: plugin as PluginOf<K>, source, builtin };
+  return plugin as PluginOf<K>;
 }
 
 async function resolvePlugin(kind: PluginKind, specifier: string, configDir: string): Promise<{ url: string; source: string; builtin: boolean; local: boolean }> {

@@ -9,7 +9,9 @@ import { parseConfigFile, type ParsedConfig } from '../config/load.ts';
 import { ConfigError, byPosition, type ConfigIssue } from '../config/issues.ts';
 import { describeSchemaErrors } from '../config/schema-errors.ts';
 import type { GatewayConfig, RetryConfig } from '../config/types.ts';
-import { loadPlugin, PluginLoadError } from '../plugins/load.ts';
+import path from 'node:path';
+import { loadPlugin, PluginLoadError, type LocalModuleCache } from '../plugins/load.ts';
+import { createProviders, pluginOptions, releaseProviders, type ProviderHandle } from './providers.ts';
 import { compose, composeOnResponse } from '../pipeline/compose.ts';
 import { dispatch } from '../pipeline/dispatch.ts';
 import type { JsonSchema, KeyIdentity, ModelRoute, ProviderInstance, ProviderPlugin, RequestContext, RetryPolicy, RouteTarget, RuntimeView, StageInstance, StagePlugin } from '../plugin-api.ts';
@@ -21,14 +23,6 @@ import { parseSize } from './size.ts';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from '../routing/policy.ts';
 import { TargetState } from '../routing/target-state.ts';
 
-export interface ProviderHandle {
-  name: string;
-  plugin: ProviderPlugin;
-  /** Absent when the provider is unavailable. */
-  instance?: ProviderInstance;
-  unavailable?: string;
-}
-
 export interface Runtime extends RuntimeView {
   readonly file: string;
   readonly config: GatewayConfig;
@@ -39,8 +33,15 @@ export interface Runtime extends RuntimeView {
   readonly bodyLimit: number;
   /** Warnings found while building (e.g. providers left unavailable). */
   readonly warnings: readonly ConfigIssue[];
+  /** The config file and the plugin files loaded by path: what a watcher should watch. */
+  readonly files: readonly string[];
+  /** Path-loaded plugin modules, handed to the next generation so unchanged files are reused. */
+  readonly modules: LocalModuleCache;
+  /** Requests started on this generation and not finished yet. */
+  readonly lifecycle: { inFlight: number };
   run(ctx: RequestContext): Promise<void>;
   finish(ctx: RequestContext): Promise<void>;
+  /** This generation is done: its provider instances are closed unless a newer one shares them. */
   close(): Promise<void>;
 }
 
@@ -49,6 +50,8 @@ export interface BuildOptions {
   log: Logger;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
+  /** The generation being replaced: unchanged providers and plugin files are carried over. */
+  previous?: Runtime;
 }
 
 
@@ -73,7 +76,9 @@ export async function buildRuntimeFromFile(file: string, options: BuildOptions):
 
 export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions): Promise<Runtime> {
   const { source, config, configDir } = parsed;
-  const { log, generation } = options;
+  const { log, generation, previous } = options;
+  const modules: LocalModuleCache = new Map(previous?.modules);
+  const files = new Set<string>([path.resolve(configDir, path.basename(source.file))]);
   const clock = options.clock ?? systemClock;
   if (!config) throw new ConfigError(source.issues);
 
@@ -83,7 +88,9 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   const providerPlugins = await Promise.all(
     providerEntries.map(async ([name, p]) => {
       try {
-        return (await loadPlugin('provider', p.plugin, configDir, generation)).plugin;
+        const loaded = await loadPlugin('provider', p.plugin, configDir, generation, modules);
+        if (loaded.localFile) files.add(loaded.localFile);
+        return loaded.plugin;
       } catch (err) {
         if (!(err instanceof PluginLoadError)) throw err;
         source.error(['providers', name, 'plugin'], err.message);
@@ -95,7 +102,9 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     config.pipeline.map(async (ref, i) => {
       const specifier = typeof ref === 'string' ? ref : ref.stage;
       try {
-        return (await loadPlugin('stage', specifier, configDir, generation)).plugin;
+        const loaded = await loadPlugin('stage', specifier, configDir, generation, modules);
+        if (loaded.localFile) files.add(loaded.localFile);
+        return loaded.plugin;
       } catch (err) {
         if (!(err instanceof PluginLoadError)) throw err;
         source.error(typeof ref === 'string' ? ['pipeline', i] : ['pipeline', i, 'stage'], err.message);
@@ -109,7 +118,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   providerEntries.forEach(([name, p], i) => {
     const plugin = providerPlugins[i];
     if (!plugin) return;
-    const { plugin: _specifier, dropUnsupportedParams: _drop, ...opts } = p;
+    const opts = pluginOptions(p);
     const validate = optionsValidator(plugin.optionsSchema);
     if (!validate(opts)) {
       const unavailable = parsed.unavailable.has(name);
@@ -135,26 +144,9 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   for (const k of config.keys) if (k.key) secrets.push(k.key);
   const redact = makeRedactor(secrets);
 
-  // Provider instances. A plugin whose create() throws is a config error at its plugin line.
-  const providers = new Map<string, ProviderHandle>();
-  await Promise.all(
-    providerEntries.map(async ([name, p], i) => {
-      const plugin = providerPlugins[i]!;
-      const unavailable = parsed.unavailable.get(name);
-      if (unavailable) {
-        providers.set(name, { name, plugin, unavailable });
-        return;
-      }
-      const { plugin: _specifier, dropUnsupportedParams: _drop, ...opts } = p;
-      try {
-        const instance = await plugin.create(opts, { name, log: log.child({ provider: name }), configDir });
-        providers.set(name, { name, plugin, instance });
-      } catch (err) {
-        source.error(['providers', name], `provider plugin "${p.plugin}" failed to start: ${redact(String((err as Error)?.message ?? err))}`);
-      }
-    }),
-  );
-  const closeProviders = () => Promise.allSettled([...providers.values()].map((h) => h.instance?.close?.())).then(() => undefined);
+  // Provider instances (carried over when unchanged). A create() that throws is a config error.
+  const providers = await createProviders(providerEntries, providerPlugins as ProviderPlugin[], parsed.unavailable, previous?.providers, { source, log, configDir, redact });
+  const closeProviders = () => releaseProviders(providers.values());
   if (source.hasErrors) {
     await closeProviders();
     throw new ConfigError(source.issues);
@@ -219,6 +211,9 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     stages,
     bodyLimit: parseSize(config.server.bodyLimit),
     warnings: source.issues.filter((i) => i.severity === 'warning').sort(byPosition),
+    files: [...files],
+    modules,
+    lifecycle: { inFlight: 0 },
     run,
     finish,
     close: closeProviders,

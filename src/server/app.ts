@@ -16,6 +16,8 @@ import { allowedMethod, CHAT_PATHS, MODELS_PATHS } from './routes.ts';
 
 export interface AppOptions {
   getRuntime(): Runtime;
+  /** Called when a chat request that ran on `runtime` has finished (for draining old generations). */
+  onRequestDone?(runtime: Runtime): void;
   log: Logger;
   bodyLimit: number;
   /** Extra readiness details (e.g. the last reload's outcome). */
@@ -43,6 +45,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   async function chat(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.hijack();
     const runtime = getRuntime();
+    runtime.lifecycle.inFlight++;
     const res = reply.raw;
     const ctx = createContext(request.id, request.raw, res, request.body, log);
     try {
@@ -64,6 +67,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
         sendError(res, ctx, error);
       }
     } finally {
+      runtime.lifecycle.inFlight--;
+      options.onRequestDone?.(runtime);
       void runtime.finish(ctx);
     }
   }

@@ -40,6 +40,8 @@ export interface FakeUpstream {
   requests: RecordedRequest[];
   /** Requests whose connection the client closed before the answer ended. */
   aborted: number;
+  /** TCP connections open right now (the gateway's keep-alive pool). */
+  readonly openConnections: number;
   setHandler(handler: Handler): void;
   /** Forget recorded requests and aborts. */
   reset(): void;
@@ -94,6 +96,11 @@ export async function startFakeUpstream(handler: Handler): Promise<FakeUpstream>
     res.writeHead(script.status ?? 200, headers);
     res.end(payload);
   });
+  let open = 0;
+  server.on('connection', (socket) => {
+    open++;
+    socket.once('close', () => open--);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -101,6 +108,9 @@ export async function startFakeUpstream(handler: Handler): Promise<FakeUpstream>
     requests,
     get aborted() {
       return state.aborted;
+    },
+    get openConnections() {
+      return open;
     },
     setHandler(h) {
       current = h;

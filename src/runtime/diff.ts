@@ -1,0 +1,56 @@
+/** What a reload changed, by name only (keys are never shown, only their names). */
+import type { GatewayConfig } from '../config/types.ts';
+
+export interface SectionChanges {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+export interface ConfigChanges {
+  models: SectionChanges;
+  providers: SectionChanges;
+  keys: SectionChanges;
+  pipeline: boolean;
+  /** Settings that only take effect after a restart. */
+  needsRestart: string[];
+}
+
+function compare<T>(before: Record<string, T>, after: Record<string, T>): SectionChanges {
+  const out: SectionChanges = { added: [], removed: [], changed: [] };
+  for (const name of Object.keys(after)) {
+    if (!(name in before)) out.added.push(name);
+    else if (JSON.stringify(before[name]) !== JSON.stringify(after[name])) out.changed.push(name);
+  }
+  for (const name of Object.keys(before)) if (!(name in after)) out.removed.push(name);
+  return out;
+}
+
+const byName = <T extends { name: string }>(list: T[]): Record<string, T> => Object.fromEntries(list.map((k) => [k.name, k]));
+
+export function describeChanges(before: GatewayConfig, after: GatewayConfig): ConfigChanges {
+  const needsRestart: string[] = [];
+  for (const field of ['host', 'port', 'bodyLimit'] as const) {
+    if (before.server[field] !== after.server[field]) needsRestart.push(`server.${field}`);
+  }
+  if (before.log.format !== after.log.format) needsRestart.push('log.format');
+  return {
+    models: compare(before.models, after.models),
+    providers: compare(before.providers, after.providers),
+    keys: compare(byName(before.keys), byName(after.keys)),
+    pipeline: JSON.stringify(before.pipeline) !== JSON.stringify(after.pipeline),
+    needsRestart,
+  };
+}
+
+/** "models +fast ~demo -old; providers +local; keys +ci" — empty sections left out. */
+export function summarizeChanges(c: ConfigChanges): string {
+  const parts: string[] = [];
+  for (const section of ['models', 'providers', 'keys'] as const) {
+    const s = c[section];
+    const items = [...s.added.map((n) => `+${n}`), ...s.changed.map((n) => `~${n}`), ...s.removed.map((n) => `-${n}`)];
+    if (items.length) parts.push(`${section} ${items.join(' ')}`);
+  }
+  if (c.pipeline) parts.push('pipeline changed');
+  return parts.join('; ') || 'no effective change';
+}

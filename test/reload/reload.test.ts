@@ -109,7 +109,7 @@ describe('hot reload', () => {
     // 3. Break the file: never applied, the precise error is visible at /readyz.
     writeFileSync(t.configFile, configWith('  demo: { targets: [{ provider: v3, model: m2 }] }\n  extra: { targets: [{ provider: v2, model: m2 }] }'));
     await until(() => t!.gateway.lastReload?.ok === false);
-    const ready = await (await fetch(`${t.url}/readyz`)).json();
+    const ready = (await (await fetch(`${t.url}/readyz`)).json()) as { generation: number; lastReload: { errors: string[] } };
     expect(ready.generation).toBe(3);
     expect(ready.lastReload).toMatchObject({ ok: false, generation: 3 });
     expect(ready.lastReload.errors[0]).toMatch(/gateway\.yaml:\d+:\d+ models\.demo\.targets\[0\]\.provider: unknown provider "v3"/);

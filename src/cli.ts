@@ -8,12 +8,16 @@ import { ConfigError, formatIssue } from './config/issues.ts';
 import { parseConfigFile } from './config/load.ts';
 import { buildRuntime } from './runtime/build.ts';
 import { createLogger } from './logger.ts';
+import path from 'node:path';
+import { scaffoldPlugin } from './scaffold/new-plugin.ts';
 
 const USAGE = `Usage:
   switchyard [--config FILE] [--port N] [--host H] [--no-watch]
                                                       serve the gateway (default config ./gateway.yaml);
                                                       reloads on file changes (unless --no-watch) and on SIGHUP
   switchyard validate [FILE]                          check a config file (default ./gateway.yaml)
+  switchyard plugin new provider|stage NAME [--dir DIR]
+                                                      scaffold a plugin folder (default ./plugins/NAME) with a passing test
   switchyard --help`;
 
 async function main(argv: string[]): Promise<number> {
@@ -26,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
       port: { type: 'string', short: 'p' },
       host: { type: 'string', short: 'H' },
       watch: { type: 'boolean', default: true },
+      dir: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -35,11 +40,29 @@ async function main(argv: string[]): Promise<number> {
   }
   const [command, ...rest] = positionals;
   if (command === 'validate') return validate(rest[0] ?? values.config ?? 'gateway.yaml');
+  if (command === 'plugin') return newPlugin(rest, values.dir);
   if (command !== undefined && command !== 'serve') {
     process.stderr.write(`unknown command "${command}"\n${USAGE}\n`);
     return 2;
   }
   return serve(values.config ?? 'gateway.yaml', values.port, values.host, values.watch !== false);
+}
+
+function newPlugin(args: string[], dir: string | undefined): number {
+  const [verb, kind, name] = args;
+  if (verb !== 'new' || !kind || !name) {
+    process.stderr.write(`usage: switchyard plugin new provider|stage NAME [--dir DIR]\n`);
+    return 2;
+  }
+  try {
+    const files = scaffoldPlugin(kind, name, dir);
+    const folder = path.relative(process.cwd(), path.dirname(files[0])) || '.';
+    process.stdout.write(`created ${files.map((f) => path.relative(process.cwd(), f)).join(', ')}\n\nnext:\n  npx vitest run ${folder}        # the plugin's own offline test\n  then name it in gateway.yaml: ${kind === 'provider' ? `providers: { ${name}: { plugin: ./${folder}, baseUrl: ... } }` : `pipeline: [auth, validate, { stage: ./${folder}, options: { tag: x } }, route, retry, transform-response, log]`}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 1;
+  }
 }
 
 async function validate(file: string): Promise<number> {

@@ -25,10 +25,11 @@ export interface TestGateway {
 
 export const DEV_KEY = 'sk-test-dev-0123456789';
 
-export async function startTestGateway(yaml: string, options: Partial<GatewayOptions> & { files?: Record<string, string> } = {}): Promise<TestGateway> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-test-'));
-  const configFile = path.join(dir, 'gateway.yaml');
-  writeFileSync(configFile, yaml);
+/** `yaml` is the config text, or `{ file }` to serve an existing config file. */
+export async function startTestGateway(yaml: string | { file: string }, options: Partial<GatewayOptions> & { files?: Record<string, string> } = {}): Promise<TestGateway> {
+  const dir = typeof yaml === 'string' ? mkdtempSync(path.join(tmpdir(), 'switchyard-test-')) : path.dirname(yaml.file);
+  const configFile = typeof yaml === 'string' ? path.join(dir, 'gateway.yaml') : yaml.file;
+  if (typeof yaml === 'string') writeFileSync(configFile, yaml);
   for (const [name, text] of Object.entries(options.files ?? {})) writeFileSync(path.join(dir, name), text);
   const logs: Array<Record<string, any>> = [];
   let raw = '';

@@ -6,7 +6,6 @@
  * committed once its first chunk exists: failover never happens after bytes reach the client.
  */
 import { defineStage, type AttemptRecord, type Clock, type GatewayResponse, type RequestContext, type RouteTarget, type RuntimeView } from '../plugin-api.ts';
-import type { ChatCompletionChunk } from '../openai-types.ts';
 import { GatewayError } from '../errors.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { primeStream } from '../protocol/prime.ts';
@@ -24,11 +23,15 @@ export default defineStage({
     return {
       name: 'retry',
       handle: (ctx, next) => (ctx.route ? runAttempts(ctx, next, clock, runtime) : next()),
+      // A committed stream stays in flight until the response is complete.
+      onResponse: (ctx) => (ctx.state[STREAM_DONE] as (() => void) | undefined)?.(),
     };
   },
 });
 
 class AttemptTimeout extends Error {}
+
+const STREAM_DONE = 'switchyard.retry.streamDone';
 
 async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock: Clock, runtime: RuntimeView): Promise<void> {
   const route = ctx.route!;
@@ -98,12 +101,20 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
 
 /** One try against one target: per-attempt abort signal and total timer, bookkeeping, stream commit. */
 async function attemptOnce(ctx: RequestContext, next: () => Promise<void>, target: RouteTarget, timeouts: Timeouts): Promise<void> {
+  // One controller per attempt, aborted by its timer or by the client leaving (cheaper than
+  // AbortSignal.any, which keeps weak references alive per dependent signal).
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new AttemptTimeout()), timeouts.totalMs);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new AttemptTimeout());
+  }, timeouts.totalMs);
+  const onClientGone = () => controller.abort(ctx.signal.reason);
+  ctx.signal.addEventListener('abort', onClientGone, { once: true });
   ctx.target = target;
   ctx.upstream = undefined;
   ctx.response = undefined;
-  ctx.attempt = { signal: AbortSignal.any([ctx.signal, controller.signal]), timeouts };
+  ctx.attempt = { signal: controller.signal, timeouts };
   const state = target.state;
   const started = performance.now();
   state.inFlight++;
@@ -112,7 +123,11 @@ async function attemptOnce(ctx: RequestContext, next: () => Promise<void>, targe
     await next();
     const response = ctx.response as GatewayResponse | undefined; // set by the inner stages
     if (response?.kind === 'stream') {
-      ctx.response = { kind: 'stream', chunks: untilDone(await primeStream(response.chunks), () => state.inFlight--) };
+      ctx.response = { kind: 'stream', chunks: await primeStream(response.chunks) };
+      ctx.state[STREAM_DONE] = () => {
+        state.inFlight--;
+        ctx.signal.removeEventListener('abort', onClientGone);
+      };
       streaming = true;
     }
     const elapsed = performance.now() - started;
@@ -120,24 +135,16 @@ async function attemptOnce(ctx: RequestContext, next: () => Promise<void>, targe
     ctx.attempts.push(record(target, 200, 'ok', elapsed));
   } catch (err) {
     const elapsed = performance.now() - started;
-    const failure = controller.signal.aborted && !ctx.signal.aborted ? new UpstreamError(target.provider, 'timeout', 0, { message: `no answer within ${timeouts.totalMs} ms` }, undefined, err) : err;
+    const failure = timedOut && !ctx.signal.aborted ? new UpstreamError(target.provider, 'timeout', 0, { message: `no answer within ${timeouts.totalMs} ms` }, undefined, err) : err;
     ctx.attempts.push({ ...record(target, failure instanceof UpstreamError ? failure.status : 0, 'error', elapsed), error: (failure as Error).message });
     throw failure;
   } finally {
     clearTimeout(timer);
-    if (!streaming) state.inFlight--;
-  }
-}
-
-/** Runs `done` once when the stream ends, fails or is abandoned. */
-function untilDone(chunks: AsyncIterable<ChatCompletionChunk>, done: () => void): AsyncIterable<ChatCompletionChunk> {
-  return (async function* () {
-    try {
-      yield* chunks;
-    } finally {
-      done();
+    if (!streaming) {
+      state.inFlight--;
+      ctx.signal.removeEventListener('abort', onClientGone);
     }
-  })();
+  }
 }
 
 function capTimeouts(t: Timeouts, remainingMs: number): Timeouts {

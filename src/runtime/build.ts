@@ -168,7 +168,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
         weight: t.weight,
         retry: retryPolicy(aliasRetry, t.retry),
         timeouts: Object.freeze({ ...aliasTimeouts, ...t.timeout }),
-        state: new TargetState(m.cooldown),
+        state: carriedState(previous, alias, t.provider, t.model, handle, m.cooldown) ?? new TargetState(m.cooldown),
       });
     });
     const fallbacks = { context_window: m.fallbacks?.contextWindow, content_policy: m.fallbacks?.contentPolicy };
@@ -218,6 +218,17 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     finish,
     close: closeProviders,
   });
+}
+
+/**
+ * A target that survives a reload unchanged (same alias, provider instance, model and cooldown
+ * policy) keeps its live state, so a reload neither forgets a cooldown nor the latency average.
+ */
+function carriedState(previous: Runtime | undefined, alias: string, provider: string, model: string, handle: ProviderHandle, cooldown: unknown): TargetState | undefined {
+  const before = previous?.models.get(alias);
+  if (!before || JSON.stringify(previous!.config.models[alias]?.cooldown) !== JSON.stringify(cooldown)) return undefined;
+  const target = before.targets.find((t) => t.provider === provider && t.model === model);
+  return target && previous!.providers.get(provider) === handle ? target.state : undefined;
 }
 
 /** `base` overridden field by field by a gateway.yaml `retry:` block. */

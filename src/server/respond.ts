@@ -14,8 +14,16 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 export function responseHeaders(ctx: RequestContext): Record<string, string> {
   const headers: Record<string, string> = { 'x-request-id': ctx.id, ...ctx.responseHeaders };
   if (ctx.target) headers['x-switchyard-provider'] = ctx.target.provider;
-  if (ctx.attempts.length) headers['x-switchyard-attempts'] = String(ctx.attempts.length);
+  const tried = attemptCount(ctx);
+  if (tried) headers['x-switchyard-attempts'] = String(tried);
   return headers;
+}
+
+/** Attempts that reached a provider (targets skipped while cooling down or unavailable do not count). */
+export function attemptCount(ctx: RequestContext): number {
+  let n = 0;
+  for (const a of ctx.attempts) if (a.outcome !== 'skipped') n++;
+  return n;
 }
 
 export function sendJson(res: ServerResponse, status: number, headers: Record<string, string>, body: unknown): void {

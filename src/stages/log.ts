@@ -4,6 +4,7 @@
  * tokens, duration and every attempt. Keys and Authorization never reach it.
  */
 import { defineStage, type RequestContext } from '../plugin-api.ts';
+import { attemptCount } from '../server/respond.ts';
 
 export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
   const usage = ctx.usage;
@@ -19,7 +20,7 @@ export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
     completionTokens: usage?.completion_tokens,
     totalTokens: usage?.total_tokens,
     durationMs: Math.round((performance.now() - ctx.startedAt) * 100) / 100,
-    attempts: ctx.attempts.length,
+    attempts: attemptCount(ctx),
   };
   if (ctx.attempts.length > 1 || ctx.attempts.some((a) => a.outcome !== 'ok')) line.attemptLog = ctx.attempts;
   const error = ctx.streamError ?? ctx.error;

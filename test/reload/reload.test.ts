@@ -184,4 +184,16 @@ export default defineProvider({
     expect(body.endsWith('data: [DONE]\n\n')).toBe(true);
     await until(() => upstream!.openConnections === 0); // the retired pool closed its connection
   });
+
+  it('a reload keeps the cooldown of targets it did not change', async () => {
+    upstream = await startFakeUpstream(() => ({ status: 500, body: { error: { message: 'boom', type: 'server_error', param: null, code: null } } }));
+    const config = (extra: string) => `${KEYS}providers:\n  up: { plugin: openai, baseUrl: "${upstream!.url}/v1" }\n  mock: { plugin: mock }\nmodels:\n  demo: { retry: { attempts: 1 }, cooldown: { failures: 1, windowMs: 60000, durationMs: 60000 }, targets: [{ provider: up, model: u }, { provider: mock, model: m }] }\n${extra}`;
+    t = await startTestGateway(config(''));
+    expect((await ask('demo')).status).toBe(200); // up failed, mock answered; up now cools down
+    expect(upstream.requests).toHaveLength(1);
+    writeFileSync(t.configFile, config('  other: { targets: [{ provider: mock, model: m }] }\n'));
+    expect(await t.gateway.reload('test')).toMatchObject({ ok: true, changes: 'models +other' });
+    expect((await ask('demo')).status).toBe(200);
+    expect(upstream.requests).toHaveLength(1); // still cooling after the reload
+  });
 });

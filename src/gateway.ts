@@ -16,6 +16,7 @@ import { createLogger } from './logger.ts';
 import type { Clock } from './runtime/clock.ts';
 import { describeChanges, summarizeChanges } from './runtime/diff.ts';
 import { watchFiles, type Watcher } from './runtime/watch.ts';
+import { SOURCE_FILE } from './plugins/load.ts';
 
 export interface GatewayOptions {
   /** Path to gateway.yaml. */
@@ -148,7 +149,7 @@ export class Gateway {
   #watch(): void {
     this.#watcher?.close();
     const files = this.#runtime.files;
-    this.#watcher = watchFiles(files, (file) => void this.reload(`file changed: ${file}`), this.#options.watchDebounceMs);
+    this.#watcher = watchFiles(files, (file) => void this.reload(`file changed: ${file}`), this.#options.watchDebounceMs, this.#runtime.pluginFolders, SOURCE_FILE);
   }
 
   /**

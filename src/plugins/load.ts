@@ -39,7 +39,7 @@ export type LocalModuleCache = Map<string, { mtimeMs: number; plugin: unknown }>
 export async function loadPlugin<K extends PluginKind>(kind: K, specifier: string, configDir: string, generation: number, cache?: LocalModuleCache): Promise<LoadedPlugin<K>> {
   const { url, source, builtin, local } = await resolvePlugin(kind, specifier, configDir);
   if (local) {
-    const mtimeMs = (await stat(source)).mtimeMs;
+    const mtimeMs = await folderMtime(source);
     const cached = cache?.get(source);
     if (cached && cached.mtimeMs === mtimeMs) return { plugin: cached.plugin as PluginOf<K>, source, builtin, localFile: source };
     const plugin = await importPlugin(kind, specifier, `${url}?generation=${generation}`);
@@ -79,6 +79,25 @@ async function resolvePlugin(kind: PluginKind, specifier: string, configDir: str
   if (!file) throw new PluginLoadError(`${kind} plugin file not found: ${specifier} (looked for ${absolute})`);
   return { url: pathToFileURL(file).href, source: file, builtin: false, local: true };
 }
+
+/**
+ * The newest modification time among the plugin file and the source files beside it: a plugin
+ * is usually a folder whose entry imports its siblings, and an edit to any of them counts.
+ */
+async function folderMtime(file: string): Promise<number> {
+  const dir = path.dirname(file);
+  const { readdir } = await import('node:fs/promises');
+  let newest = (await stat(file)).mtimeMs;
+  for (const name of await readdir(dir)) {
+    if (!SOURCE_FILE.test(name)) continue;
+    const info = await stat(path.join(dir, name)).catch(() => undefined);
+    if (info?.isFile() && info.mtimeMs > newest) newest = info.mtimeMs;
+  }
+  return newest;
+}
+
+/** Files whose edits count as a plugin change (tests excluded). */
+export const SOURCE_FILE = /^(?!.*\.test\.)[^.].*\.(ts|mts|js|mjs|cjs|json)$/;
 
 /** A file as named, or a directory's index.{ts,mts,js,mjs}. */
 async function findFile(candidate: string): Promise<string | undefined> {

@@ -35,6 +35,8 @@ export interface Runtime extends RuntimeView {
   readonly warnings: readonly ConfigIssue[];
   /** The config file and the plugin files loaded by path: what a watcher should watch. */
   readonly files: readonly string[];
+  /** Folders of plugins loaded by path: their sibling source files are watched too. */
+  readonly pluginFolders: readonly string[];
   /** Path-loaded plugin modules, handed to the next generation so unchanged files are reused. */
   readonly modules: LocalModuleCache;
   /** Requests started on this generation and not finished yet. */
@@ -212,6 +214,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     bodyLimit: parseSize(config.server.bodyLimit),
     warnings: source.issues.filter((i) => i.severity === 'warning').sort(byPosition),
     files: [...files],
+    pluginFolders: [...new Set([...files].slice(1).map((f) => path.dirname(f)))],
     modules,
     lifecycle: { inFlight: 0 },
     run,

@@ -9,23 +9,29 @@ export interface Watcher {
   close(): void;
 }
 
-export function watchFiles(files: readonly string[], onChange: (file: string) => void, debounceMs = 100): Watcher {
-  const byDir = new Map<string, Set<string>>();
-  for (const file of files) {
-    const dir = path.dirname(file);
-    if (!byDir.has(dir)) byDir.set(dir, new Set());
-    byDir.get(dir)!.add(path.basename(file));
-  }
+/**
+ * `files` are watched by name; in each of `folders`, also every file `folderFilter` accepts (a
+ * plugin's sibling modules).
+ */
+export function watchFiles(files: readonly string[], onChange: (file: string) => void, debounceMs = 100, folders: readonly string[] = [], folderFilter: RegExp = /./): Watcher {
+  const byDir = new Map<string, { names: Set<string>; anySource: boolean }>();
+  const entry = (dir: string) => {
+    let e = byDir.get(dir);
+    if (!e) byDir.set(dir, (e = { names: new Set(), anySource: false }));
+    return e;
+  };
+  for (const dir of folders) entry(dir).anySource = true;
+  for (const file of files) entry(path.dirname(file)).names.add(path.basename(file));
+
   let timer: NodeJS.Timeout | undefined;
-  let changed = '';
   const watchers: FSWatcher[] = [];
-  for (const [dir, names] of byDir) {
+  for (const [dir, { names, anySource }] of byDir) {
     try {
       const w = watch(dir, (_event, name) => {
-        if (!name || !names.has(name.toString())) return;
-        changed = path.join(dir, name.toString());
+        const file = name?.toString();
+        if (!file || !(names.has(file) || (anySource && folderFilter.test(file)))) return;
         clearTimeout(timer);
-        timer = setTimeout(() => onChange(changed), debounceMs);
+        timer = setTimeout(() => onChange(path.join(dir, file)), debounceMs);
       });
       w.on('error', () => undefined);
       watchers.push(w);

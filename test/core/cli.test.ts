@@ -67,3 +67,55 @@ describe('switchyard serve', () => {
     }
   });
 });
+
+describe('switchyard serve: reloading a multi-file plugin', () => {
+  it('re-imports every file of a plugin folder when one of them changes', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-reload-'));
+    const pluginDir = path.join(dir, 'plugins', 'canned');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(pluginDir, { recursive: true });
+    writeFileSync(path.join(pluginDir, 'reply.ts'), "export const reply: string = 'first reply';\n");
+    writeFileSync(
+      path.join(pluginDir, 'index.ts'),
+      `import { reply } from './reply.ts';
+export default {
+  apiVersion: 1, kind: 'provider', id: 'canned', optionsSchema: { type: 'object' },
+  create: () => ({
+    send: async () => ({ kind: 'json', body: {}, headers: {} }),
+    toCompletion: (_body: unknown, call: { model: string }) => ({ id: 'x', object: 'chat.completion', created: 0, model: call.model, choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }] }),
+    createStreamTranslator: () => ({ push: () => undefined }),
+  }),
+};
+`,
+    );
+    writeFileSync(path.join(dir, 'gateway.yaml'), 'keys: [{ name: k, key: sk-reload-12345678 }]\nproviders:\n  canned: { plugin: ./plugins/canned }\nmodels:\n  demo: { targets: [{ provider: canned, model: c }] }\nlog: { level: info, format: json }\n');
+    const child = spawn(process.execPath, [BIN, '--port', '0', '--config', path.join(dir, 'gateway.yaml')], { cwd: dir });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`no listening line in: ${out}`)), 15_000);
+        child.stdout.on('data', (d) => {
+          out += d;
+          const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]);
+          }
+        });
+      });
+      const client = new OpenAI({ baseURL: url, apiKey: 'sk-reload-12345678', maxRetries: 0 });
+      const content = async () => (await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] })).choices[0].message.content;
+      expect(await content()).toBe('first reply');
+      writeFileSync(path.join(pluginDir, 'reply.ts'), "export const reply: string = 'second reply';\n");
+      const deadline = Date.now() + 5000;
+      let now = await content();
+      while (now !== 'second reply' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        now = await content();
+      }
+      expect(now).toBe('second reply');
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});

@@ -12,6 +12,7 @@ import type { RetryPolicy, Timeouts } from './routing/policy.ts';
 import type { Strategy } from './routing/order.ts';
 import type { TargetState } from './routing/target-state.ts';
 import type { FailureCategory } from './providers/upstream-error.ts';
+import type { Price } from './config/types.ts';
 
 export const PLUGIN_API_VERSION = 1;
 
@@ -119,6 +120,8 @@ export interface RouteTarget {
   readonly instance: ProviderInstance;
   /** Relative share of traffic under the `weighted` strategy. */
   weight: number;
+  /** USD per million tokens, when configured: the log line then carries the cost. */
+  price?: Price;
   retry: RetryPolicy;
   timeouts: Timeouts;
   /** Shared live state: in-flight count, latency average, cooldown breaker. */

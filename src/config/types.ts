@@ -9,6 +9,13 @@ export interface RetryConfig {
   budgetMs?: number;
 }
 
+/** USD per million tokens. */
+export interface Price {
+  input: number;
+  output: number;
+  cachedInput?: number;
+}
+
 export interface TimeoutConfig {
   connectMs?: number;
   firstByteMs?: number;
@@ -20,6 +27,7 @@ export interface TargetConfig {
   provider: string;
   model: string;
   weight: number;
+  price?: Price;
   retry?: RetryConfig;
   timeout?: TimeoutConfig;
 }

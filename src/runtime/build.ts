@@ -168,6 +168,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
         dropUnsupportedParams,
         instance: handle.instance ?? unavailableInstance,
         weight: t.weight,
+        price: t.price,
         retry: retryPolicy(aliasRetry, t.retry),
         timeouts: Object.freeze({ ...aliasTimeouts, ...t.timeout }),
         state: carriedState(previous, alias, t.provider, t.model, handle, m.cooldown) ?? new TargetState(m.cooldown),

@@ -5,6 +5,16 @@
  */
 import { defineStage, type RequestContext } from '../plugin-api.ts';
 import { attemptCount } from '../server/respond.ts';
+import type { Price } from '../config/types.ts';
+import type { Usage } from '../openai-types.ts';
+
+/** USD for the tokens of one request; cached prompt tokens at their own rate when known. */
+export function costOf(price: Price, usage: Usage): number {
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  const fresh = usage.prompt_tokens - cached;
+  const usd = (fresh * price.input + cached * (price.cachedInput ?? price.input) + usage.completion_tokens * price.output) / 1e6;
+  return Math.round(usd * 1e9) / 1e9;
+}
 
 export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
   const usage = ctx.usage;
@@ -22,6 +32,8 @@ export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
     durationMs: Math.round((performance.now() - ctx.startedAt) * 100) / 100,
     attempts: attemptCount(ctx),
   };
+  const price = ctx.target?.price;
+  if (price && usage) line.costUsd = costOf(price, usage);
   if (ctx.attempts.length > 1 || ctx.attempts.some((a) => a.outcome !== 'ok')) line.attemptLog = ctx.attempts;
   const error = ctx.streamError ?? ctx.error;
   if (error) {

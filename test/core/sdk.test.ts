@@ -11,7 +11,7 @@ beforeAll(async () => {
     configYaml({
       keys: `  - { name: dev, key: ${DEV_KEY}, models: ["*"] }\n  - { name: narrow, key: sk-test-narrow-0123456789, models: ["demo"] }`,
       providers: '  mock: { plugin: mock }\n  nokey: { plugin: openai, baseUrl: "http://127.0.0.1:9", apiKey: "${UNSET_TEST_KEY}" }',
-      models: '  demo: { targets: [{ provider: mock, model: mock-1 }] }\n  other: { targets: [{ provider: mock, model: mock-2 }] }\n  needs-key: { targets: [{ provider: nokey, model: gpt-4o }] }',
+      models: '  demo: { targets: [{ provider: mock, model: mock-1, price: { input: 2.5, output: 10 } }] }\n  other: { targets: [{ provider: mock, model: mock-2 }] }\n  needs-key: { targets: [{ provider: nokey, model: gpt-4o }] }',
     }),
   );
 });
@@ -72,6 +72,7 @@ describe('openai SDK against the mock provider', () => {
     const line = await logLineFor(t, reqId);
     expect(line).toMatchObject({ key: 'dev', model: 'demo', provider: 'mock', upstreamModel: 'mock-1', status: 200, stream: true, promptTokens: 6, attempts: 1 });
     expect(line.completionTokens).toBeGreaterThan(0);
+    expect(line.costUsd).toBeCloseTo((line.promptTokens * 2.5 + line.completionTokens * 10) / 1e6, 12);
     expect(line.durationMs).toBeGreaterThanOrEqual(0);
     expect(t.logText()).not.toContain(DEV_KEY);
   });

@@ -20,6 +20,21 @@ function run(args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): Promise<{ 
   });
 }
 
+/** Starts `switchyard --port 0 ...` and waits for its listening line. */
+async function serve(args: string[], cwd: string) {
+  const child = spawn(process.execPath, [BIN, '--port', '0', ...args], { cwd, env: { ...process.env, OPENAI_API_KEY: '' } });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const deadline = Date.now() + 15_000;
+  let m: RegExpExecArray | null = null;
+  while (!(m = /Switchyard listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(out)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  if (!m) {
+    child.kill();
+    throw new Error(`no listening line in: ${out}`);
+  }
+  return { child, url: m[1], output: () => out };
+}
+
 describe('switchyard validate', () => {
   it('accepts the repository gateway.yaml (exit 0) and warns about unset provider keys', async () => {
     const r = await run(['validate', 'gateway.yaml'], { env: { OPENAI_API_KEY: '' } });
@@ -44,21 +59,9 @@ describe('switchyard validate', () => {
 
 describe('switchyard serve', () => {
   it('npm start serves the embedded demo on the port asked for and logs how to call it', async () => {
-    const child = spawn(process.execPath, [BIN, '--port', '0', '--config', 'gateway.yaml'], { cwd: ROOT, env: { ...process.env, OPENAI_API_KEY: '' } });
+    const { child, url, output } = await serve(['--config', 'gateway.yaml'], ROOT);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error(`no listening line in: ${out}`)), 15_000);
-        child.stdout.on('data', (d) => {
-          out += d;
-          const m = /Switchyard listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(out);
-          if (m) {
-            clearTimeout(timer);
-            expect(out).toContain('demo → mock/mock-1');
-            resolve(m[1]);
-          }
-        });
-      });
+      expect(output()).toContain('demo → mock/mock-1');
       const client = new OpenAI({ baseURL: url, apiKey: 'sk-switchyard-dev', maxRetries: 0 });
       const r = await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] });
       expect(r.choices[0].message.content).toContain('mock provider');
@@ -89,20 +92,8 @@ export default {
 `,
     );
     writeFileSync(path.join(dir, 'gateway.yaml'), 'keys: [{ name: k, key: sk-reload-12345678 }]\nproviders:\n  canned: { plugin: ./plugins/canned }\nmodels:\n  demo: { targets: [{ provider: canned, model: c }] }\nlog: { level: info, format: json }\n');
-    const child = spawn(process.execPath, [BIN, '--port', '0', '--config', path.join(dir, 'gateway.yaml')], { cwd: dir });
+    const { child, url } = await serve(['--config', path.join(dir, 'gateway.yaml')], dir);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error(`no listening line in: ${out}`)), 15_000);
-        child.stdout.on('data', (d) => {
-          out += d;
-          const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(out);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[1]);
-          }
-        });
-      });
       const client = new OpenAI({ baseURL: url, apiKey: 'sk-reload-12345678', maxRetries: 0 });
       const content = async () => (await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] })).choices[0].message.content;
       expect(await content()).toBe('first reply');

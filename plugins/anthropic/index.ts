@@ -1,0 +1,52 @@
+/**
+ * Anthropic Messages API (`POST /v1/messages`, `x-api-key`, `anthropic-version`): requests,
+ * answers, named-event streams, tool use, images, prompt-cache usage and errors, translated to
+ * and from the OpenAI wire format.
+ */
+import { defineHttpProvider } from '../../src/providers/http-provider.ts';
+import { buildMessagesRequest } from './request.ts';
+import { toCompletion } from './response.ts';
+import { createStreamTranslator } from './stream.ts';
+import { readError } from './errors.ts';
+
+export interface AnthropicOptions {
+  /** Default https://api.anthropic.com */
+  baseUrl?: string;
+  apiKey: string;
+  /** The `anthropic-version` header (default 2023-06-01). */
+  version?: string;
+  /** `max_tokens` when the request sets none (the Messages API requires one). */
+  maxTokens?: number;
+  /** Comma-separated `anthropic-beta` features. */
+  beta?: string;
+  headers?: Record<string, string>;
+}
+
+export default defineHttpProvider<AnthropicOptions>({
+  id: 'anthropic',
+  description: 'Anthropic Messages API',
+  optionsSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['apiKey'],
+    properties: {
+      baseUrl: { type: 'string', pattern: '^https?://', default: 'https://api.anthropic.com' },
+      apiKey: { type: 'string', minLength: 1 },
+      version: { type: 'string', default: '2023-06-01' },
+      maxTokens: { type: 'integer', minimum: 1, default: 4096 },
+      beta: { type: 'string' },
+      headers: { type: 'object', additionalProperties: { type: 'string' } },
+    },
+  },
+  secretOptions: ['apiKey'],
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: false, unsupportedParams: ['seed', 'presence_penalty', 'frequency_penalty', 'logprobs', 'n', 'response_format'] },
+  endpoint(options) {
+    const headers: Record<string, string> = { ...options.headers, 'x-api-key': options.apiKey, 'anthropic-version': options.version ?? '2023-06-01' };
+    if (options.beta) headers['anthropic-beta'] = options.beta;
+    return { baseUrl: options.baseUrl ?? 'https://api.anthropic.com', headers };
+  },
+  buildRequest: (call, options) => ({ path: '/v1/messages', body: buildMessagesRequest(call, options.maxTokens ?? 4096) }),
+  toCompletion: (body, call) => toCompletion(body, call),
+  createStreamTranslator: (call) => createStreamTranslator(call),
+  readError,
+});

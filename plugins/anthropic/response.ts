@@ -1,0 +1,65 @@
+/** Anthropic Messages response → OpenAI chat completion. */
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../src/openai-types.ts';
+import type { ProviderCall } from '../../src/plugin-api.ts';
+
+export interface AnthropicUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+interface AnthropicResponse {
+  id: string;
+  model: string;
+  content: Array<{ type: string; text?: string; thinking?: string; id?: string; name?: string; input?: unknown }>;
+  stop_reason: string | null;
+  usage: AnthropicUsage;
+}
+
+const FINISH: Record<string, FinishReason> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  pause_turn: 'stop',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+};
+
+export function finishReason(stop: string | null | undefined): FinishReason | null {
+  return stop ? (FINISH[stop] ?? 'stop') : null;
+}
+
+/** Cached and cache-written prompt tokens are prompt tokens too; the cached ones are also itemised. */
+export function usageOf(u: AnthropicUsage): Usage {
+  const cached = u.cache_read_input_tokens ?? 0;
+  const prompt = (u.input_tokens ?? 0) + cached + (u.cache_creation_input_tokens ?? 0);
+  const completion = u.output_tokens ?? 0;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } };
+}
+
+export function toCompletion(body: unknown, call: ProviderCall): ChatCompletion {
+  const r = body as AnthropicResponse;
+  if (!r || typeof r !== 'object' || !Array.isArray(r.content)) throw new SyntaxError('the answer has no content array');
+  let text = '';
+  let reasoning = '';
+  const toolCalls: ToolCall[] = [];
+  for (const block of r.content) {
+    if (block.type === 'text') text += block.text ?? '';
+    else if (block.type === 'thinking') reasoning += block.thinking ?? '';
+    else if (block.type === 'tool_use') toolCalls.push({ id: block.id ?? '', type: 'function', function: { name: block.name ?? '', arguments: JSON.stringify(block.input ?? {}) } });
+  }
+  const message: ChatCompletion['choices'][0]['message'] = { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null };
+  if (toolCalls.length) message.tool_calls = toolCalls;
+  // Extended thinking, under the field name OpenAI-compatible servers use for it.
+  if (reasoning) message.reasoning_content = reasoning;
+  return {
+    id: r.id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: r.model || call.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(r.stop_reason) }],
+    usage: usageOf(r.usage ?? {}),
+  };
+}

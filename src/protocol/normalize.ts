@@ -11,6 +11,8 @@ export function normalizeCompletion(body: ChatCompletion, call: ProviderCall): C
   if (!body.model) body.model = call.model;
   if (!body.id) body.id = `chatcmpl-${call.requestId}`;
   if (typeof body.created !== 'number') body.created = Math.floor(Date.now() / 1000);
+  // Some servers (Azure) send `system_fingerprint: null`; the schema allows it absent, not null.
+  if (body.system_fingerprint === null) delete body.system_fingerprint;
   for (const choice of body.choices) {
     // Reasoning models omit logprobs; the OpenAI schema requires the key (nullable).
     if (choice.logprobs === undefined) choice.logprobs = null;
@@ -31,6 +33,7 @@ export function normalizeChunk(chunk: ChatCompletionChunk, call: ProviderCall): 
   if (typeof chunk.id !== 'string') chunk.id = `chatcmpl-${call.requestId}`;
   if (typeof chunk.created !== 'number') chunk.created = Math.floor(Date.now() / 1000);
   if (!Array.isArray(chunk.choices)) chunk.choices = [];
+  if (chunk.system_fingerprint === null) delete chunk.system_fingerprint;
   if (chunk.usage) chunk.usage = normalizeUsage(chunk.usage);
   return chunk;
 }

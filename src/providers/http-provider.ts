@@ -138,7 +138,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const errorBody = await readErrorBody(res.body);
       const failure = this.#spec.readError(res.statusCode, errorBody, responseHeaders);
-      throw new UpstreamError(this.#name, 'http', res.statusCode, failure, parseRetryAfter(responseHeaders));
+      throw new UpstreamError(this.#name, 'http', res.statusCode, failure, parseRetryAfter(responseHeaders) ?? failure.retryAfterMs);
     }
     if (!call.stream) {
       let json: unknown;

@@ -13,6 +13,8 @@ export interface UpstreamFailure {
   status?: number;
   /** What kind of refusal this is, for `fallbacks:` (guessed from the message when unset). */
   category?: FailureCategory;
+  /** A wait the provider asked for in its body (used when no Retry-After header came). */
+  retryAfterMs?: number;
 }
 
 export type FailureCategory = 'context_window' | 'content_policy';

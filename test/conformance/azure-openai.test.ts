@@ -1,0 +1,28 @@
+import { runConformance } from './battery.ts';
+import { loadFixture, replay } from '../helpers/fake-upstream.ts';
+
+const f = (name: string) => loadFixture('azure', name);
+const openai = (name: string) => loadFixture('openai', name);
+
+runConformance({
+  name: 'azure-openai',
+  capabilities: { streaming: true, tools: true, streamUsage: true },
+  provider: (url) => ({ plugin: 'azure-openai', endpoint: url, apiKey: 'test-upstream-secret' }),
+  model: 'gpt-5-nano',
+  reportedModel: 'gpt-5-nano-2025-08-07',
+  modelPerScenario: true,
+  scenarios: {
+    text: { respond: () => replay(f('chat-basic')) },
+    textStream: { respond: () => replay(f('stream-model-router-usage')) },
+    // Azure serves OpenAI's own format for tools: the recorded OpenAI answers stand in.
+    toolCall: { respond: () => replay(openai('chat-tool-call')) },
+    toolCallStream: { respond: () => replay(openai('stream-tool-call')), toolName: 'get_capital' },
+    errors: {
+      400: () => replay(f('error-400-content-filter')),
+      401: () => ({ status: 401, body: { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.' } } }),
+      404: () => ({ status: 404, body: { error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } } }),
+      429: () => replay(f('error-429-rate-limit')),
+      500: () => replay(openai('error-500-server-error')),
+    },
+  },
+});

@@ -110,3 +110,26 @@ export default {
     }
   });
 });
+
+describe('switchyard serve: SIGHUP', () => {
+  it('reloads the configuration on SIGHUP (with watching off)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-hup-'));
+    const file = path.join(dir, 'gateway.yaml');
+    const config = (models: string) => `keys: [{ name: k, key: sk-hup-123456789 }]\nproviders:\n  mock: { plugin: mock }\nmodels:\n${models}\nlog: { level: info, format: json }\n`;
+    writeFileSync(file, config('  demo: { targets: [{ provider: mock, model: m }] }'));
+    const { child, url, output } = await serve(['--config', file, '--no-watch'], dir);
+    try {
+      const client = new OpenAI({ baseURL: url, apiKey: 'sk-hup-123456789', maxRetries: 0 });
+      writeFileSync(file, config('  demo: { targets: [{ provider: mock, model: m }] }\n  added: { targets: [{ provider: mock, model: m2 }] }'));
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await client.models.list()).data.map((m) => m.id)).toEqual(['demo']); // not watching
+      child.kill('SIGHUP');
+      const deadline = Date.now() + 5000;
+      while (!output().includes('reloaded') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      expect(output()).toContain('models +added');
+      expect((await client.models.list()).data.map((m) => m.id)).toEqual(['demo', 'added']);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});

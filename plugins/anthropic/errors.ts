@@ -1,4 +1,8 @@
-/** Anthropic error bodies: {"type": "error", "error": {"type", "message"}, "request_id"}. */
+/**
+ * Anthropic error bodies: {"type": "error", "error": {"type", "message"}, "request_id"}. The error
+ * type becomes the failure's code; request_id is not echoed to clients. HTTP 529 (overloaded) is
+ * retryable like any 5xx; Anthropic's `x-should-retry` header, when present, decides instead.
+ */
 import type { UpstreamFailure } from '../../src/providers/upstream-error.ts';
 import type { Headers } from '../../src/providers/http-provider.ts';
 
@@ -6,11 +10,13 @@ import type { Headers } from '../../src/providers/http-provider.ts';
 const STATUS: Record<string, number> = {
   invalid_request_error: 400,
   authentication_error: 401,
+  billing_error: 402,
   permission_error: 403,
   not_found_error: 404,
   request_too_large: 413,
   rate_limit_error: 429,
   api_error: 500,
+  timeout_error: 504,
   overloaded_error: 529,
 };
 

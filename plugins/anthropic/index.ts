@@ -19,6 +19,11 @@ export interface AnthropicOptions {
   maxTokens?: number;
   /** Comma-separated `anthropic-beta` features. */
   beta?: string;
+  /**
+   * Anthropic caches prompts only when asked: `5m` or `1h` adds a top-level `cache_control`
+   * (automatic caching) to every request. Cache writes cost more than plain input; default off.
+   */
+  promptCaching?: false | '5m' | '1h';
   headers?: Record<string, string>;
 }
 
@@ -35,17 +40,18 @@ export default defineHttpProvider<AnthropicOptions>({
       version: { type: 'string', default: '2023-06-01' },
       maxTokens: { type: 'integer', minimum: 1, default: 4096 },
       beta: { type: 'string' },
+      promptCaching: { enum: [false, '5m', '1h'], default: false },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: false, unsupportedParams: ['seed', 'presence_penalty', 'frequency_penalty', 'logprobs', 'n', 'response_format'] },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, unsupportedParams: ['seed', 'presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'logit_bias', 'n'] },
   endpoint(options) {
     const headers: Record<string, string> = { ...options.headers, 'x-api-key': options.apiKey, 'anthropic-version': options.version ?? '2023-06-01' };
     if (options.beta) headers['anthropic-beta'] = options.beta;
     return { baseUrl: options.baseUrl ?? 'https://api.anthropic.com', headers };
   },
-  buildRequest: (call, options) => ({ path: '/v1/messages', body: buildMessagesRequest(call, options.maxTokens ?? 4096) }),
+  buildRequest: (call, options) => ({ path: '/v1/messages', body: buildMessagesRequest(call, { maxTokens: options.maxTokens ?? 4096, promptCaching: options.promptCaching }) }),
   toCompletion: (body, call) => toCompletion(body, call),
   createStreamTranslator: (call) => createStreamTranslator(call),
   readError,

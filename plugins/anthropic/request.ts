@@ -1,61 +1,104 @@
 /**
- * OpenAI chat request → Anthropic Messages request (https://docs.anthropic.com/en/api/messages).
- * System and developer messages become the top-level `system`; tool results become
- * `tool_result` blocks in a user turn; consecutive turns of one role are merged, since the
- * Messages API wants user and assistant to alternate.
+ * OpenAI chat request → Anthropic Messages request body (https://docs.anthropic.com/en/api/messages).
+ * Messages are translated in messages.ts; this file maps the parameters around them.
+ *
+ * Parameters the Messages API has no equivalent for are rejected with a 400 naming them (or
+ * dropped with `dropUnsupportedParams`); a parameter set to its no-op value (`n: 1`,
+ * `logprobs: false`, a zero penalty, an empty `logit_bias`) is accepted and left out.
  */
-import type { ChatCompletionRequest, ChatMessage } from '../../src/openai-types.ts';
+import type { ChatCompletionRequest, FunctionTool } from '../../src/openai-types.ts';
 import type { ProviderCall } from '../../src/plugin-api.ts';
 import { GatewayError } from '../../src/errors.ts';
 import { checkUnsupported, unsupportedParam } from '../../src/providers/params.ts';
-import { parseArguments, parseDataUrl, partsOf, textOf } from '../../src/protocol/content.ts';
+import { translateMessages } from './messages.ts';
 
-export type AnthropicBlock = Record<string, unknown> & { type: string };
-export interface AnthropicMessage {
-  role: 'user' | 'assistant';
-  content: string | AnthropicBlock[];
+export interface RequestSettings {
+  /** `max_tokens` when the client sets none (the Messages API requires one). */
+  maxTokens: number;
+  /** Adds a top-level `cache_control` (Anthropic's automatic prompt caching) to every request. */
+  promptCaching?: false | '5m' | '1h';
 }
 
-/** Parameters the Messages API has no equivalent for. */
-const UNSUPPORTED = ['seed', 'presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'logit_bias', 'audio', 'modalities', 'prediction'];
+/** Parameters with no Anthropic equivalent at any value. */
+const NEVER = ['seed', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'verbosity'];
 
-export function buildMessagesRequest(call: ProviderCall, defaultMaxTokens: number): Record<string, unknown> {
+/** OpenAI `reasoning_effort` → Anthropic `output_config.effort` (no `minimal` there: `low` is nearest). */
+const EFFORT: Record<string, string> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' };
+
+/** OpenAI `service_tier` → Anthropic's (`standard_only` keeps off priority capacity). */
+const SERVICE_TIER: Record<string, string> = { auto: 'auto', default: 'standard_only' };
+
+export function buildMessagesRequest(call: ProviderCall, settings: RequestSettings): Record<string, unknown> {
   const r = call.request;
-  checkUnsupported(call, UNSUPPORTED);
-  if (typeof r.n === 'number' && r.n > 1) unsupportedParam(call, 'n', 'above 1 is not supported');
-  if (r.response_format && r.response_format.type !== 'text') unsupportedParam(call, 'response_format');
-
-  const system: string[] = [];
-  const messages: AnthropicMessage[] = [];
-  r.messages.forEach((m, i) => {
-    if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));
-    else push(messages, translateMessage(m, i, call));
-  });
+  checkParams(call);
+  const { system, messages } = translateMessages(call);
 
   const body: Record<string, unknown> = {
     model: call.model,
-    max_tokens: r.max_completion_tokens ?? r.max_tokens ?? defaultMaxTokens,
+    max_tokens: r.max_completion_tokens ?? r.max_tokens ?? settings.maxTokens,
     messages,
   };
-  if (system.length) body.system = system.join('\n\n');
+  if (system !== undefined) body.system = system;
   if (r.temperature != null) body.temperature = r.temperature;
   if (r.top_p != null) body.top_p = r.top_p;
-  if (r.stop != null) body.stop_sequences = Array.isArray(r.stop) ? r.stop : [r.stop];
-  const userId = r.user ?? (r.metadata as Record<string, string> | undefined)?.user_id;
-  if (userId) body.metadata = { user_id: userId };
-  if (r.tools?.length) {
-    body.tools = r.tools.map((tool) => {
-      if (tool.type !== 'function') unsupportedParam(call, 'tools', `of type "${tool.type}" are not supported`);
-      const f = tool.function;
-      return { name: f.name, ...(f.description ? { description: f.description } : {}), input_schema: f.parameters ?? { type: 'object', properties: {} } };
-    });
+  // Not an OpenAI parameter, but vLLM-style clients send it and Anthropic has it.
+  if (typeof r.top_k === 'number') body.top_k = r.top_k;
+  if (r.stop != null) {
+    const stops = (Array.isArray(r.stop) ? r.stop : [r.stop]).filter((s) => s !== '');
+    if (stops.length) body.stop_sequences = stops;
   }
-  const choice = toolChoice(r);
-  if (choice) body.tool_choice = choice;
+  const userId = r.user ?? stringField(r.safety_identifier) ?? r.metadata?.user_id;
+  if (userId) body.metadata = { user_id: userId };
+  const tools = (r.tools ?? []).map((tool, i) => toolOf(tool, i, call)).filter((t) => t !== undefined);
+  if (tools.length) {
+    body.tools = tools;
+    const choice = toolChoice(r);
+    if (choice) body.tool_choice = choice;
+  }
+
+  const outputConfig: Record<string, unknown> = {};
+  const format = outputFormat(call);
+  if (format) outputConfig.format = format;
+  const effort = effortOf(call);
+  if (effort) outputConfig.effort = effort;
+  if (Object.keys(outputConfig).length) body.output_config = outputConfig;
+
+  const tier = serviceTier(call);
+  if (tier) body.service_tier = tier;
   // Anthropic's own extended-thinking switch passes through for clients that know it.
   if (r.thinking && typeof r.thinking === 'object') body.thinking = r.thinking;
+  if (settings.promptCaching) body.cache_control = settings.promptCaching === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
   if (call.stream) body.stream = true;
   return body;
+}
+
+/** Rejects (or logs dropping) every parameter the Messages API cannot honour. */
+function checkParams(call: ProviderCall): void {
+  const r = call.request;
+  checkUnsupported(call, NEVER);
+  if (typeof r.n === 'number' && r.n > 1) unsupportedParam(call, 'n', 'above 1 is not supported');
+  if (r.logprobs === true) unsupportedParam(call, 'logprobs');
+  if (typeof r.top_logprobs === 'number' && r.top_logprobs > 0) unsupportedParam(call, 'top_logprobs');
+  for (const p of ['presence_penalty', 'frequency_penalty'] as const) {
+    if (typeof r[p] === 'number' && r[p] !== 0) unsupportedParam(call, p);
+  }
+  const bias = r.logit_bias;
+  if (bias && typeof bias === 'object' && Object.keys(bias).length) unsupportedParam(call, 'logit_bias');
+  const modalities = r.modalities;
+  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) unsupportedParam(call, 'modalities', 'other than ["text"] are not supported');
+}
+
+function toolOf(tool: FunctionTool, i: number, call: ProviderCall): Record<string, unknown> | undefined {
+  if (tool.type !== 'function' || !tool.function) {
+    unsupportedParam(call, `tools[${i}]`, `of type "${tool.type}" is not supported`);
+    return undefined;
+  }
+  const f = tool.function;
+  const out: Record<string, unknown> = { name: f.name };
+  if (f.description) out.description = f.description;
+  out.input_schema = f.parameters ?? { type: 'object', properties: {} };
+  if (f.strict === true) out.strict = true;
+  return out;
 }
 
 function toolChoice(r: ChatCompletionRequest): Record<string, unknown> | undefined {
@@ -63,62 +106,46 @@ function toolChoice(r: ChatCompletionRequest): Record<string, unknown> | undefin
   let choice: Record<string, unknown> | undefined;
   if (c === 'auto') choice = { type: 'auto' };
   else if (c === 'required') choice = { type: 'any' };
-  else if (c === 'none') choice = { type: 'none' };
-  else if (c && typeof c === 'object') choice = { type: 'tool', name: c.function.name };
-  if (r.parallel_tool_calls === false && r.tools?.length) {
-    choice = { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true };
-  }
+  else if (c === 'none') return { type: 'none' };
+  else if (c && typeof c === 'object' && c.function?.name) choice = { type: 'tool', name: c.function.name };
+  if (r.parallel_tool_calls === false) choice = { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true };
   return choice;
 }
 
-function translateMessage(m: ChatMessage, i: number, call: ProviderCall): AnthropicMessage {
-  switch (m.role) {
-    case 'user':
-      return { role: 'user', content: typeof m.content === 'string' ? m.content : partsOf(m.content).map((p, j) => userBlock(p, `messages[${i}].content[${j}]`, call)) };
-    case 'assistant': {
-      const blocks: AnthropicBlock[] = [];
-      const text = textOf(m.content);
-      if (text) blocks.push({ type: 'text', text });
-      (m.tool_calls ?? []).forEach((tc, j) => {
-        let input: Record<string, unknown>;
-        try {
-          input = parseArguments(tc.function.arguments);
-        } catch {
-          throw new GatewayError('invalid_request', `messages[${i}].tool_calls[${j}].function.arguments is not valid JSON.`, { param: `messages[${i}].tool_calls[${j}].function.arguments` });
-        }
-        blocks.push({ type: 'tool_use', id: tc.id, name: tc.function.name, input });
-      });
-      return { role: 'assistant', content: blocks };
+/**
+ * `json_schema` is Anthropic's structured output (`output_config.format`; the schema goes as is,
+ * Anthropic answers 400 for features it does not support). It has no schema-less JSON mode.
+ */
+function outputFormat(call: ProviderCall): Record<string, unknown> | undefined {
+  const f = call.request.response_format;
+  if (!f || f.type === 'text') return undefined;
+  if (f.type === 'json_schema') {
+    const schema = f.json_schema?.schema;
+    if (!schema || typeof schema !== 'object') {
+      throw new GatewayError('invalid_request', "Invalid 'response_format.json_schema.schema': a JSON schema object is required.", { param: 'response_format.json_schema.schema' });
     }
-    case 'tool':
-      return { role: 'user', content: [{ type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: textOf(m.content) }] };
-    default:
-      unsupportedParam(call, `messages[${i}].role`, `"${m.role}" is not supported`);
-      return { role: 'user', content: [] };
+    return { type: 'json_schema', schema };
   }
+  unsupportedParam(call, 'response_format', `of type "${f.type}" is not supported (use "json_schema" with a schema)`);
+  return undefined;
 }
 
-function userBlock(part: ReturnType<typeof partsOf>[number], param: string, call: ProviderCall): AnthropicBlock {
-  if (part.type === 'text') return { type: 'text', text: part.text };
-  if (part.type === 'image_url') {
-    const url = part.image_url.url;
-    const data = parseDataUrl(url);
-    return { type: 'image', source: data ? { type: 'base64', media_type: data.mediaType, data: data.data } : { type: 'url', url } };
-  }
-  unsupportedParam(call, param, `(a ${part.type} part) is not supported`);
-  return { type: 'text', text: '' };
+function effortOf(call: ProviderCall): string | undefined {
+  const value = call.request.reasoning_effort;
+  if (value == null) return undefined;
+  const effort = typeof value === 'string' ? EFFORT[value] : undefined;
+  if (!effort) unsupportedParam(call, 'reasoning_effort', `with the value ${JSON.stringify(value)} is not supported`);
+  return effort;
 }
 
-/** Appends a turn, merging it into the previous one when both have the same role. */
-function push(messages: AnthropicMessage[], next: AnthropicMessage): void {
-  const last = messages.at(-1);
-  if (!last || last.role !== next.role) {
-    messages.push(next);
-    return;
-  }
-  last.content = [...blocksOf(last.content), ...blocksOf(next.content)];
+function serviceTier(call: ProviderCall): string | undefined {
+  const value = call.request.service_tier;
+  if (value == null) return undefined;
+  const tier = typeof value === 'string' ? SERVICE_TIER[value] : undefined;
+  if (!tier) unsupportedParam(call, 'service_tier', `with the value ${JSON.stringify(value)} is not supported`);
+  return tier;
 }
 
-function blocksOf(content: string | AnthropicBlock[]): AnthropicBlock[] {
-  return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+function stringField(v: unknown): string | undefined {
+  return typeof v === 'string' && v ? v : undefined;
 }

@@ -1,6 +1,13 @@
-/** Anthropic Messages response → OpenAI chat completion. */
+/**
+ * Anthropic Messages response → OpenAI chat completion. Text blocks are joined into `content`,
+ * `tool_use` blocks become `tool_calls` (input re-serialised as the arguments string), extended
+ * thinking is exposed as `reasoning_content` (the field OpenAI-compatible servers use for it);
+ * redacted thinking, citations and server-tool blocks are left out.
+ */
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../src/openai-types.ts';
 import type { ProviderCall } from '../../src/plugin-api.ts';
+import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import { failureOf, statusOf } from './errors.ts';
 
 export interface AnthropicUsage {
   input_tokens?: number;
@@ -40,7 +47,8 @@ export function usageOf(u: AnthropicUsage): Usage {
 }
 
 export function toCompletion(body: unknown, call: ProviderCall): ChatCompletion {
-  const r = body as AnthropicResponse;
+  const r = body as AnthropicResponse & { type?: string; error?: { type?: string } };
+  if (r && typeof r === 'object' && r.type === 'error') throw new UpstreamError(call.provider, 'http', statusOf(r.error?.type), failureOf(r));
   if (!r || typeof r !== 'object' || !Array.isArray(r.content)) throw new SyntaxError('the answer has no content array');
   let text = '';
   let reasoning = '';

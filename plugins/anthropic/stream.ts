@@ -1,9 +1,20 @@
 /**
- * Anthropic's named SSE events → chat.completion.chunk objects, stateful per attempt:
- * message_start (id, model, prompt usage) → a role chunk; text and tool-input deltas → content
- * and tool-call argument chunks (tool calls numbered among tool blocks only); message_delta →
- * the finish chunk; message_stop → a usage-only chunk. `ping` is ignored; an `error` event
- * fails the attempt.
+ * Anthropic's named SSE events → chat.completion.chunk objects, stateful per attempt.
+ *
+ *   message_start            id, model and prompt usage remembered (no chunk yet, see below)
+ *   content_block_start      tool_use → a tool-call chunk with id and name (tool calls are numbered
+ *                            among tool_use blocks only); text with initial text → content
+ *   content_block_delta      text_delta → content; input_json_delta → argument fragments;
+ *                            thinking_delta → `reasoning_content`; signature/citations → nothing
+ *   message_delta            the finish chunk (stop_reason mapped); usage updated
+ *   message_stop             a usage-only chunk (choices: []); the core strips it unless asked
+ *   ping, content_block_stop nothing
+ *   error                    throws an UpstreamError (overloaded_error → 529, retryable)
+ *
+ * The `role: assistant` delta rides on the first chunk that carries something, not on a chunk of
+ * its own at message_start: Anthropic's overloaded errors usually come right after message_start,
+ * and until the first chunk exists the core can still retry, fall back or answer a proper HTTP
+ * error. A stream that ends without message_stop is a protocol failure.
  */
 import type { ChatCompletionChunk, FinishReason } from '../../src/openai-types.ts';
 import type { ProviderCall, StreamTranslator } from '../../src/plugin-api.ts';
@@ -13,6 +24,7 @@ import { finishReason, usageOf, type AnthropicUsage } from './response.ts';
 import { failureOf, statusOf } from './errors.ts';
 
 type Delta = ChatCompletionChunk['choices'][0]['delta'];
+type Json = Record<string, any>;
 
 export function createStreamTranslator(call: ProviderCall): StreamTranslator {
   let id = `chatcmpl-${call.requestId}`;
@@ -21,63 +33,80 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
   const usage: AnthropicUsage = {};
   /** Anthropic content block index → OpenAI tool_calls index. */
   const toolIndex = new Map<number, number>();
+  let roleSent = false;
+  let finished = false;
   let stopped = false;
 
-  const chunk = (delta: Delta, finish: FinishReason | null = null): ChatCompletionChunk => ({
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-  });
+  const chunk = (delta: Delta, finish: FinishReason | null = null): ChatCompletionChunk => {
+    if (!roleSent) {
+      roleSent = true;
+      delta = { role: 'assistant', ...delta };
+    }
+    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
+  };
+
+  const blockStart = (data: Json): ChatCompletionChunk | undefined => {
+    const block = data.content_block ?? {};
+    if (block.type === 'tool_use') {
+      const index = toolIndex.size;
+      toolIndex.set(data.index, index);
+      const start = { index, id: block.id, type: 'function' as const, function: { name: block.name, arguments: '' } };
+      return chunk(roleSent ? { tool_calls: [start] } : { content: null, tool_calls: [start] });
+    }
+    if (block.type === 'text' && block.text) return chunk({ content: block.text });
+    return undefined; // text starts empty; thinking, redacted_thinking, server tools: nothing yet
+  };
+
+  const blockDelta = (data: Json): ChatCompletionChunk | undefined => {
+    const delta = data.delta ?? {};
+    switch (delta.type) {
+      case 'text_delta':
+        return delta.text ? chunk({ content: delta.text }) : undefined;
+      case 'input_json_delta': {
+        // Only for function tools (server tools stream their input too); the first fragment is often empty.
+        const index = toolIndex.get(data.index);
+        if (index === undefined || !delta.partial_json) return undefined;
+        return chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] });
+      }
+      case 'thinking_delta':
+        return delta.thinking ? chunk({ reasoning_content: delta.thinking }) : undefined;
+      default:
+        return undefined; // signature_delta, citations_delta: nothing an OpenAI client can use
+    }
+  };
 
   return {
     push(event) {
-      const data = (event as SseJsonEvent).data as Record<string, any>;
+      const data = (event as SseJsonEvent)?.data as Json | undefined;
       switch (data?.type) {
         case 'message_start': {
           const message = data.message ?? {};
-          id = message.id ?? id;
-          model = message.model ?? model;
+          if (typeof message.id === 'string' && message.id) id = message.id;
+          if (typeof message.model === 'string' && message.model) model = message.model;
           Object.assign(usage, message.usage);
-          return chunk({ role: 'assistant', content: '' });
-        }
-        case 'content_block_start': {
-          const block = data.content_block ?? {};
-          if (block.type === 'tool_use') {
-            const index = toolIndex.size;
-            toolIndex.set(data.index, index);
-            return chunk({ tool_calls: [{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }] });
-          }
-          if (block.type === 'text' && block.text) return chunk({ content: block.text });
           return undefined;
         }
-        case 'content_block_delta': {
-          const delta = data.delta ?? {};
-          if (delta.type === 'text_delta') return chunk({ content: delta.text });
-          if (delta.type === 'input_json_delta') {
-            if (!delta.partial_json) return undefined;
-            return chunk({ tool_calls: [{ index: toolIndex.get(data.index) ?? 0, function: { arguments: delta.partial_json } }] });
-          }
-          if (delta.type === 'thinking_delta') return chunk({ reasoning_content: delta.thinking });
-          return undefined; // signature_delta, citations: nothing for an OpenAI client
-        }
+        case 'content_block_start':
+          return blockStart(data);
+        case 'content_block_delta':
+          return blockDelta(data);
         case 'message_delta':
+          // Newer API versions repeat the (cumulative) input and cache counts here.
           Object.assign(usage, data.usage);
+          if (finished) return undefined;
+          finished = true;
           return chunk({}, finishReason(data.delta?.stop_reason) ?? 'stop');
         case 'message_stop':
           stopped = true;
           return { id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(usage) };
-        case 'error': {
-          const failure = failureOf(data);
-          throw new UpstreamError(call.provider, 'http', statusOf(data.error?.type), failure);
-        }
+        case 'error':
+          throw new UpstreamError(call.provider, 'http', statusOf(data.error?.type), failureOf(data));
         default:
-          return undefined; // ping, content_block_stop, future event types
+          return undefined; // ping, content_block_stop, event types added later
       }
     },
     end() {
-      if (!stopped) throw new UpstreamError(call.provider, 'protocol', 200, { message: 'the stream ended before message_stop' });
+      if (!stopped) throw new UpstreamError(call.provider, 'protocol', 200, { message: 'the stream ended early (no message_stop)' });
       return undefined;
     },
   };

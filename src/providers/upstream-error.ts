@@ -83,6 +83,7 @@ export class UpstreamError extends Error {
       return new GatewayError('upstream_auth_failed', `${provider} rejected the gateway's credentials (HTTP ${status}); the gateway operator must fix providers.${provider} in gateway.yaml`, { cause: this });
     }
     if (status === 404) return new GatewayError('upstream_model_not_found', `${provider}: ${withCode}`, { cause: this });
+    if (status === 402) return new GatewayError('upstream_error', `${provider}: ${withCode} (HTTP 402: the gateway's account with the provider)`, { cause: this });
     if (status === 408 || status === 504) return new GatewayError('timeout', `${provider}: ${withCode}`, { cause: this });
     if (status === 429) return new GatewayError('rate_limit_exceeded', `${provider}: ${withCode}`, { headers: retryAfter, cause: this });
     if (status === 503 || status === 529) return new GatewayError('provider_unavailable', `${provider}: ${withCode}`, { headers: retryAfter, cause: this });

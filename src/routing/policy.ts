@@ -65,7 +65,8 @@ export function isRetryable(err: UpstreamError, policy: RetryPolicy): boolean {
 export function isClientFault(err: UpstreamError): boolean {
   if (err.kind !== 'http' || err.failure.retryable) return false;
   const s = err.status;
-  return s >= 400 && s < 500 && ![401, 403, 404, 408, 409, 429].includes(s);
+  // 402 (billing) is, like 401/403, the operator's problem with the provider: another target may serve.
+  return s >= 400 && s < 500 && ![401, 402, 403, 404, 408, 409, 429].includes(s);
 }
 
 /** Does this failure say the target is unhealthy (counts towards its cooldown)? */

@@ -118,6 +118,13 @@ describe('retry and backoff', () => {
     expect(line.attemptLog.map((x: { provider: string; outcome: string }) => `${x.provider}:${x.outcome}`)).toEqual(['a:error', 'a:error', 'b:ok']);
   });
 
+  it('a 402 (billing) is the operator problem: no retry, the next target serves', async () => {
+    a.setHandler(() => ({ status: 402, body: { type: 'error', error: { type: 'billing_error', message: 'Your credit balance is too low.' } } }));
+    const { response } = await ask('pair');
+    expect(response.headers.get('x-switchyard-provider')).toBe('b');
+    expect(a.requests).toHaveLength(1);
+  });
+
   it('never retries the client mistakes: 400 from the upstream, unknown model, bad key', async () => {
     a.setHandler(() => replay(f('error-400-unsupported-value')));
     expect((await fail('pair'))!.status).toBe(400);

@@ -1,7 +1,13 @@
 /**
- * Google Gemini API (`models/{model}:generateContent` and `:streamGenerateContent?alt=sse`,
- * `x-goog-api-key`): requests, answers, streams, function calling, images, JSON output, safety
- * blocks and errors, translated to and from the OpenAI wire format.
+ * Google Gemini API (`POST {baseUrl}/{apiVersion}/models/{model}:generateContent` and
+ * `:streamGenerateContent?alt=sse`, key in `x-goog-api-key`): requests, answers, streams,
+ * function calling (thought signatures kept), images and audio, JSON output, thinking, logprobs,
+ * safety blocks and errors, translated to and from the OpenAI wire format.
+ *
+ *   request.ts / contents.ts   OpenAI request → generateContent body
+ *   response.ts                GenerateContentResponse → chat.completion
+ *   stream.ts                  SSE events → chat.completion.chunk
+ *   errors.ts                  google.rpc error bodies → UpstreamFailure
  */
 import { defineHttpProvider } from '../../src/providers/http-provider.ts';
 import { buildGenerateRequest } from './request.ts';
@@ -15,7 +21,17 @@ export interface GeminiOptions {
   apiKey: string;
   /** The API version in the path (default v1beta). */
   apiVersion?: string;
+  /** Gemini `safetySettings` sent with every request ({category, threshold} objects). */
+  safetySettings?: Array<Record<string, unknown>>;
   headers?: Record<string, string>;
+}
+
+const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';
+
+/** `models/x` and `x` both name model x; `tunedModels/x` is kept whole. */
+export function modelPath(model: string): string {
+  if (model.startsWith('tunedModels/')) return `tunedModels/${encodeURIComponent(model.slice('tunedModels/'.length))}`;
+  return `models/${encodeURIComponent(model.replace(/^models\//, ''))}`;
 }
 
 export default defineHttpProvider<GeminiOptions>({
@@ -26,21 +42,24 @@ export default defineHttpProvider<GeminiOptions>({
     additionalProperties: false,
     required: ['apiKey'],
     properties: {
-      baseUrl: { type: 'string', pattern: '^https?://', default: 'https://generativelanguage.googleapis.com' },
+      baseUrl: { type: 'string', pattern: '^https?://', default: DEFAULT_BASE_URL },
       apiKey: { type: 'string', minLength: 1 },
-      apiVersion: { type: 'string', default: 'v1beta' },
+      apiVersion: { type: 'string', pattern: '^[A-Za-z0-9.]+$', default: 'v1beta' },
+      safetySettings: {
+        type: 'array',
+        items: { type: 'object', required: ['category', 'threshold'], properties: { category: { type: 'string' }, threshold: { type: 'string' } } },
+      },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, unsupportedParams: ['logprobs', 'logit_bias'] },
-  endpoint: (options) => ({ baseUrl: options.baseUrl ?? 'https://generativelanguage.googleapis.com', headers: { ...options.headers, 'x-goog-api-key': options.apiKey } }),
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, unsupportedParams: ['logit_bias', 'audio', 'prediction', 'web_search_options'] },
+  endpoint: (options) => ({ baseUrl: options.baseUrl ?? DEFAULT_BASE_URL, headers: { ...options.headers, 'x-goog-api-key': options.apiKey } }),
   buildRequest(call, options) {
-    const model = encodeURIComponent(call.model.replace(/^models\//, ''));
     const method = call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-    return { path: `/${options.apiVersion ?? 'v1beta'}/models/${model}:${method}`, body: buildGenerateRequest(call) };
+    return { path: `/${options.apiVersion ?? 'v1beta'}/${modelPath(call.model)}:${method}`, body: buildGenerateRequest(call, { safetySettings: options.safetySettings }) };
   },
   toCompletion: (body, call) => toCompletion(body, call),
   createStreamTranslator: (call) => createStreamTranslator(call),
-  readError: readGoogleError,
+  readError: (status, body) => readGoogleError(status, body),
 });

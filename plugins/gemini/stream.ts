@@ -1,72 +1,105 @@
 /**
- * Gemini `streamGenerateContent?alt=sse` chunks → chat.completion.chunk objects. Each event is
- * a whole GenerateContentResponse: text parts become content deltas, function calls arrive
- * whole (one complete tool-call delta each), `finishReason` only on the last chunk, and
- * `usageMetadata` is cumulative, so only the last one is reported, in a final usage chunk.
+ * Gemini `streamGenerateContent?alt=sse` events → chat.completion.chunk objects, stateful per
+ * attempt. Every event is a whole GenerateContentResponse holding the next piece of each candidate:
+ *
+ *   text parts          a content delta (with `logprobs` when they were asked for)
+ *   thought parts       a `reasoning_content` delta
+ *   functionCall parts  arrive whole: one complete tool-call delta each (id, name, all the
+ *                       arguments), numbered per choice
+ *   finishReason        only on a candidate's last event: its finish chunk
+ *   usageMetadata       cumulative and sometimes partial (Vertex sends counts only at the end, and
+ *                       the prompt count may change mid-stream): merged field by field, reported
+ *                       once, in a usage-only chunk (choices: []) when the stream ends
+ *   promptFeedback      a prompt blocked before generation: an empty content_filter finish
+ *   {"error": ...}      an UpstreamError with Google's status
+ *
+ * `role: assistant` rides on the first chunk of each choice. Vertex leaves out `index` (one
+ * candidate) and adds `createTime` (used for `created`). A stream that ends before every choice
+ * finished was cut: a protocol error.
  */
-import type { ChatCompletionChunk } from '../../src/openai-types.ts';
+import type { ChatCompletionChunk, FinishReason } from '../../src/openai-types.ts';
 import type { ProviderCall, StreamTranslator } from '../../src/plugin-api.ts';
 import type { SseJsonEvent } from '../../src/providers/http-provider.ts';
 import { UpstreamError } from '../../src/providers/upstream-error.ts';
-import { finishReason, partsContent, usageOf, type GeminiResponse, type GeminiUsage } from './response.ts';
-import { readGoogleError } from './errors.ts';
+import { callIds, contentOf, createdOf, errorInBody, finishReason, logprobsOf, usageOf } from './response.ts';
+import type { GeminiCandidate, GeminiResponse, GeminiUsage } from './native.ts';
+
+type Delta = ChatCompletionChunk['choices'][number]['delta'];
+
+interface ChoiceState {
+  roleSent: boolean;
+  /** Tool calls sent so far: the next one's `index`. */
+  tools: number;
+  finished: boolean;
+}
 
 export function createStreamTranslator(call: ProviderCall): StreamTranslator {
   let id = `chatcmpl-${call.requestId}`;
   let model = call.model;
-  const created = Math.floor(Date.now() / 1000);
-  let usage: GeminiUsage | undefined;
-  let started = false;
-  let finished = false;
-  const toolCount = new Map<number, number>();
-  let n = 0;
-  const nextCallId = () => `call_${call.requestId}_${n++}`;
+  let created = Math.floor(Date.now() / 1000);
+  let first = true;
+  const usage: GeminiUsage = {};
+  const nextCallId = callIds(call);
+  const choices = new Map<number, ChoiceState>();
+
+  const stateOf = (index: number): ChoiceState => {
+    let state = choices.get(index);
+    if (!state) {
+      state = { roleSent: false, tools: 0, finished: false };
+      choices.set(index, state);
+    }
+    return state;
+  };
+
+  const chunk = (index: number, delta: Delta, finish: FinishReason | null = null, logprobs: unknown = null): ChatCompletionChunk => {
+    const state = stateOf(index);
+    if (!state.roleSent) {
+      state.roleSent = true;
+      delta = { role: 'assistant', ...delta };
+    }
+    if (finish) state.finished = true;
+    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index, delta, logprobs, finish_reason: finish }] };
+  };
+
+  const candidateChunks = (c: GeminiCandidate, index: number): ChatCompletionChunk[] => {
+    const out: ChatCompletionChunk[] = [];
+    const state = stateOf(index);
+    const { text, reasoning, toolCalls } = contentOf(c.content?.parts, nextCallId);
+    if (reasoning) out.push(chunk(index, { reasoning_content: reasoning }));
+    const logprobs = logprobsOf(c.logprobsResult);
+    if (text || logprobs) out.push(chunk(index, { content: text }, null, logprobs));
+    if (toolCalls.length) out.push(chunk(index, { tool_calls: toolCalls.map((tc) => ({ index: state.tools++, ...tc })) }));
+    const finish = finishReason(c.finishReason, state.tools > 0);
+    if (finish && !state.finished) out.push(chunk(index, {}, finish));
+    return out;
+  };
 
   return {
     push(event) {
-      const data = (event as SseJsonEvent).data as GeminiResponse & { error?: unknown };
-      if (data && typeof data === 'object' && 'error' in data && data.error) {
-        throw new UpstreamError(call.provider, 'http', Number((data.error as { code?: number }).code) || 500, readGoogleError(500, data));
+      const data = (event as SseJsonEvent | undefined)?.data;
+      const failure = errorInBody(data, call);
+      if (failure) throw failure;
+      if (!data || typeof data !== 'object' || Array.isArray(data)) {
+        throw new UpstreamError(call.provider, 'protocol', 200, { message: 'a stream event is not a GenerateContentResponse object' });
       }
-      if (data.responseId && !started) id = `chatcmpl-${data.responseId}`;
-      if (data.modelVersion) model = data.modelVersion;
-      if (data.usageMetadata) usage = data.usageMetadata;
+      const r = data as GeminiResponse;
+      if (first) {
+        first = false;
+        if (r.responseId) id = `chatcmpl-${r.responseId}`;
+        created = createdOf(r.createTime) ?? created;
+      }
+      if (r.modelVersion) model = r.modelVersion;
+      if (r.usageMetadata && typeof r.usageMetadata === 'object') Object.assign(usage, r.usageMetadata);
       const out: ChatCompletionChunk[] = [];
-      const chunk = (index: number, delta: ChatCompletionChunk['choices'][0]['delta'], finish: ChatCompletionChunk['choices'][0]['finish_reason'] = null): ChatCompletionChunk => ({
-        id,
-        object: 'chat.completion.chunk',
-        created,
-        model,
-        choices: [{ index, delta, logprobs: null, finish_reason: finish }],
-      });
-      if (!started) {
-        started = true;
-        out.push(chunk(0, { role: 'assistant', content: '' }));
-      }
-      (data.candidates ?? []).forEach((c, i) => {
-        const index = c.index ?? i;
-        const { text, reasoning, toolCalls } = partsContent(c.content?.parts, nextCallId);
-        if (reasoning) out.push(chunk(index, { reasoning_content: reasoning }));
-        if (text) out.push(chunk(index, { content: text }));
-        for (const tc of toolCalls) {
-          const k = toolCount.get(index) ?? 0;
-          toolCount.set(index, k + 1);
-          out.push(chunk(index, { tool_calls: [{ index: k, id: tc.id, type: 'function', function: tc.function }] }));
-        }
-        const finish = finishReason(c.finishReason, (toolCount.get(index) ?? 0) > 0);
-        if (finish) {
-          finished = true;
-          out.push(chunk(index, {}, finish));
-        }
-      });
-      if (data.promptFeedback?.blockReason && !data.candidates?.length) {
-        finished = true;
-        out.push(chunk(0, {}, 'content_filter'));
-      }
+      (r.candidates ?? []).forEach((c, i) => out.push(...candidateChunks(c, c.index ?? i)));
+      if (r.promptFeedback?.blockReason && !r.candidates?.length && !stateOf(0).finished) out.push(chunk(0, { content: '' }, 'content_filter'));
       return out;
     },
     end() {
-      if (!finished) throw new UpstreamError(call.provider, 'protocol', 200, { message: 'the stream ended before a finishReason' });
+      const states = [...choices.values()];
+      if (!states.length || states.some((s) => !s.finished)) {
+        throw new UpstreamError(call.provider, 'protocol', 200, { message: 'the stream ended before a finishReason' });
+      }
       return { id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(usage) };
     },
   };

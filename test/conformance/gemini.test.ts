@@ -2,6 +2,8 @@ import { runConformance } from './battery.ts';
 import { loadFixture, replay } from '../helpers/fake-upstream.ts';
 
 const f = (name: string) => loadFixture('gemini', name);
+/** A google.rpc.Status error body, for the statuses no recording covers. */
+const rpcError = (code: number, status: string, message: string, details?: unknown[]) => ({ status: code, body: { error: { code, message, status, ...(details ? { details } : {}) } } });
 
 runConformance({
   name: 'gemini',
@@ -11,7 +13,7 @@ runConformance({
   modelPerScenario: true,
   reportedModel: 'gemini-2.0-flash',
   scenarios: {
-    text: { respond: () => replay(f('generate-multi-turn')) },
+    text: { respond: () => replay(f('generate-multi-turn')), text: 'The Clockmaker' },
     textStream: { respond: () => replay(f('stream-basic')), text: 'Rayleigh scattering' },
     toolCall: { respond: () => replay(f('generate-function-call')), toolName: 'customDivide' },
     toolCallStream: { respond: () => replay(f('stream-function-call')), toolName: 'customDivide' },
@@ -19,10 +21,13 @@ runConformance({
       400: () => replay(f('vertex-error-400-invalid-argument')),
       // Gemini reports a bad key as 400 API_KEY_INVALID: the gateway's credential, so 502.
       401: () => replay(f('error-400-api-key-invalid')),
-      404: () => replay(f('error-404-model-not-found-on-stream'), { headers: { 'content-type': 'application/json' } }),
-      429: () => replay(f('error-429-resource-exhausted'), { headers: { 'content-type': 'application/json', 'retry-after': '5' } }),
-      500: () => ({ status: 500, body: { error: { code: 500, message: 'An internal error has occurred.', status: 'INTERNAL' } } }),
-      503: () => ({ status: 503, body: { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } } }),
+      403: () => rpcError(403, 'PERMISSION_DENIED', 'Your API key was reported as leaked. Please use another API key.', [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_SERVICE_BLOCKED', domain: 'googleapis.com' }]),
+      // Recorded on the SSE endpoint with Content-Type text/event-stream and a JSON body; replayed as is.
+      404: () => replay(f('error-404-model-not-found-on-stream')),
+      // Google sends no Retry-After header itself (its wait is RetryInfo in the body); one is added to check it is carried over.
+      429: () => replay(f('error-429-resource-exhausted'), { headers: { 'content-type': 'application/json; charset=UTF-8', 'retry-after': '5' } }),
+      500: () => rpcError(500, 'INTERNAL', 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting'),
+      503: () => rpcError(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.'),
     },
   },
 });

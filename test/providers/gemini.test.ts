@@ -1,8 +1,8 @@
 /** The gemini provider end to end: exact native requests, recorded answers and streams, errors. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { loadFixture, replay, splitStream, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
-import { configYaml, DEV_KEY, failureOf, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { loadFixture, replay, splitStream, startFakeUpstream, type FakeUpstream, type ScriptedResponse } from '../helpers/fake-upstream.ts';
+import { configYaml, DEV_KEY, failureOf, logLineFor, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { FakeClock } from '../helpers/clock.ts';
 import { expectValid } from '../helpers/schema.ts';
 
@@ -16,8 +16,17 @@ beforeAll(async () => {
   gemini = await startFakeUpstream(() => replay(f('generate-multi-turn')));
   t = await startTestGateway(
     configYaml({
-      providers: `  g: { plugin: gemini, baseUrl: "${gemini.url}", apiKey: ${SECRET} }`,
-      models: '  flash: { retry: { attempts: 2 }, targets: [{ provider: g, model: gemini-2.0-flash }] }',
+      providers: [
+        `  g: { plugin: gemini, baseUrl: "${gemini.url}", apiKey: ${SECRET} }`,
+        `  alt: { plugin: gemini, baseUrl: "${gemini.url}/proxy/", apiKey: ${SECRET}, apiVersion: v1alpha, headers: { x-goog-user-project: my-project }, safetySettings: [{ category: HARM_CATEGORY_HARASSMENT, threshold: BLOCK_ONLY_HIGH }] }`,
+      ].join('\n'),
+      models: [
+        '  flash: { retry: { attempts: 2 }, targets: [{ provider: g, model: gemini-2.0-flash }] }',
+        '  once: { retry: { attempts: 1 }, targets: [{ provider: g, model: gemini-2.0-flash }] }',
+        '  three: { retry: { attempts: 1 }, targets: [{ provider: g, model: gemini-3-flash-preview }] }',
+        '  lenient: { retry: { attempts: 1 }, dropUnsupportedParams: true, targets: [{ provider: g, model: gemini-2.0-flash }] }',
+        '  alt: { retry: { attempts: 1 }, targets: [{ provider: alt, model: models/gemini-2.5-flash }] }',
+      ].join('\n'),
     }),
     { clock },
   );
@@ -32,26 +41,74 @@ afterAll(async () => {
   await gemini.close();
 });
 
-const chat = (body: Partial<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming> = {}) =>
-  t.client().chat.completions.create({ model: 'flash', messages: [{ role: 'user', content: 'hi' }], ...body } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+type Create = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+const chat = (body: Partial<Create> = {}, model = 'flash') => t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], ...body } as Create);
+/** A completion, checked against the OpenAI schema. */
+async function valid(body: Partial<Create> = {}, model = 'flash') {
+  const r = await chat(body, model);
+  expectValid('CreateChatCompletionResponse', r);
+  return r;
+}
 const sent = () => gemini.requests.at(-1)!;
 
-async function streamText(body: Record<string, unknown> = {}) {
-  const stream = await t.client().chat.completions.create({ model: 'flash', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }], ...body } as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
-  let text = '';
+/** Streams through the SDK, validating every chunk against the OpenAI schema. */
+async function streamed(body: Record<string, unknown> = {}, model = 'flash') {
+  const stream = await t.client().chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'hi' }], ...body } as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
   const chunks: OpenAI.Chat.ChatCompletionChunk[] = [];
   for await (const chunk of stream) {
     expectValid('CreateChatCompletionStreamResponse', chunk);
     chunks.push(chunk);
-    text += chunk.choices[0]?.delta.content ?? '';
   }
-  return { text, chunks };
+  const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+  const finishes = chunks.flatMap((c) => c.choices.map((x) => x.finish_reason)).filter(Boolean);
+  return { chunks, text, finishes };
 }
 
-describe('request translation', () => {
-  it('system → systemInstruction, parameters → generationConfig, the key in x-goog-api-key', async () => {
-    await chat({
-      messages: [{ role: 'system', content: 'Answer in one word.' }, { role: 'user', content: 'Hello' }, { role: 'assistant', content: 'Hi!' }, { role: 'user', content: 'How are you?' }],
+/** A raw streaming request (no SDK), to see the exact SSE and status the client gets. */
+const post = (model = 'flash') =>
+  fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'x' }] }) });
+const sseEvents = async (res: Response) => (await res.text()).split('\n\n').filter(Boolean);
+const streamBody = (chunks: Array<string | Buffer>, extra: Partial<ScriptedResponse> = {}): ScriptedResponse => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks, ...extra });
+const sse = (data: unknown) => `data: ${JSON.stringify(data)}\r\n\r\n`;
+/** A recorded request body without the empty `generationConfig` Google's SDKs always send. */
+function recorded(name: string): Record<string, any> {
+  const { generationConfig, ...rest } = f(name).request;
+  return Object.keys(generationConfig ?? {}).length ? { ...rest, generationConfig } : rest;
+}
+
+describe('the upstream request', () => {
+  it('POST /v1beta/models/{model}:generateContent with x-goog-api-key; the recorded multi-turn body', async () => {
+    const fixture = recorded('generate-multi-turn');
+    const [first, answer, second] = fixture.contents.map((c: { parts: Array<{ text: string }> }) => c.parts[0].text);
+    await valid({ messages: [{ role: 'user', content: first }, { role: 'assistant', content: answer }, { role: 'user', content: second }] });
+    const req = sent();
+    expect(req.method).toBe('POST');
+    expect(req.url).toBe('/v1beta/models/gemini-2.0-flash:generateContent');
+    expect(req.headers['x-goog-api-key']).toBe(SECRET);
+    expect(req.headers['content-type']).toBe('application/json');
+    expect(req.headers.accept).toBe('application/json');
+    expect(req.headers.authorization).toBeUndefined();
+    expect(req.raw).not.toContain(DEV_KEY);
+    expect(req.body).toEqual(fixture);
+  });
+
+  it('streams use :streamGenerateContent?alt=sse and accept text/event-stream; the recorded body', async () => {
+    gemini.setHandler(() => replay(f('stream-wire-exact')));
+    await streamed({ temperature: 0, messages: [{ role: 'system', content: 'You are a helpful chatbot.' }, { role: 'user', content: 'What is the capital of France?' }] });
+    expect(sent().url).toBe('/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse');
+    expect(sent().headers.accept).toBe('text/event-stream');
+    expect(sent().body).toEqual(recorded('stream-wire-exact'));
+  });
+
+  it('provider options: a base URL with a path, the API version, extra headers and safetySettings', async () => {
+    await valid({}, 'alt');
+    expect(sent().url).toBe('/proxy/v1alpha/models/gemini-2.5-flash:generateContent');
+    expect(sent().headers['x-goog-user-project']).toBe('my-project');
+    expect(sent().body).toEqual({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }], safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_ONLY_HIGH' }] });
+  });
+
+  it('parameters → generationConfig, JSON schema output', async () => {
+    await valid({
       temperature: 0.3,
       top_p: 0.8,
       max_tokens: 64,
@@ -60,17 +117,13 @@ describe('request translation', () => {
       n: 2,
       presence_penalty: 0.1,
       frequency_penalty: 0.2,
+      logprobs: true,
+      top_logprobs: 2,
+      user: 'u-1',
       response_format: { type: 'json_schema', json_schema: { name: 'mood', schema: { type: 'object', properties: { mood: { type: 'string' } } } } },
     });
-    expect(sent().url).toBe('/v1beta/models/gemini-2.0-flash:generateContent');
-    expect(sent().headers['x-goog-api-key']).toBe(SECRET);
     expect(sent().body).toEqual({
-      contents: [
-        { role: 'user', parts: [{ text: 'Hello' }] },
-        { role: 'model', parts: [{ text: 'Hi!' }] },
-        { role: 'user', parts: [{ text: 'How are you?' }] },
-      ],
-      systemInstruction: { parts: [{ text: 'Answer in one word.' }] },
+      contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
       generationConfig: {
         temperature: 0.3,
         topP: 0.8,
@@ -80,130 +133,265 @@ describe('request translation', () => {
         candidateCount: 2,
         presencePenalty: 0.1,
         frequencyPenalty: 0.2,
+        responseLogprobs: true,
+        logprobs: 2,
         responseMimeType: 'application/json',
         responseJsonSchema: { type: 'object', properties: { mood: { type: 'string' } } },
       },
     });
   });
 
-  it('tools, tool calls and tool results: functionDeclarations, functionCall, functionResponse by name', async () => {
-    const recorded = f('generate-function-response-followup').request;
+  it('images: a data URL → inlineData, an https URL → fileData', async () => {
+    const { mimeType, data } = f('image-input-base64').request.contents[0].parts[1].inlineData;
+    await valid({ messages: [{ role: 'user', content: [{ type: 'text', text: 'What fruit?' }, { type: 'image_url', image_url: { url: `data:${mimeType};base64,${data}` } }, { type: 'image_url', image_url: { url: 'https://example.com/k.png' } }] }] });
+    expect(sent().body.contents).toEqual([{ role: 'user', parts: [{ text: 'What fruit?' }, { inlineData: { mimeType, data } }, { fileData: { mimeType: 'image/png', fileUri: 'https://example.com/k.png' } }] }]);
+  });
+
+  it('a tool round trip with the SDK: the call, then its result and the thought signature sent back', async () => {
+    const fixture = f('generate-function-call-thought-signature');
+    const declaration = fixture.request.tools[0].functionDeclarations[0];
+    const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: 'function', function: { name: declaration.name, description: declaration.description, parameters: declaration.parametersJsonSchema } }];
+    const question: OpenAI.Chat.ChatCompletionMessageParam = { role: 'user', content: 'put word: hello and word: world into a string' };
+    gemini.setHandler(() => replay(fixture));
+    const first = await valid({ messages: [question], tools, tool_choice: { type: 'function', function: { name: declaration.name } } }, 'three');
+    expect(sent().url).toBe('/v1beta/models/gemini-3-flash-preview:generateContent');
+    expect(sent().body).toEqual(recorded('generate-function-call-thought-signature'));
+    const call = first.choices[0].message.tool_calls![0] as OpenAI.Chat.ChatCompletionMessageFunctionToolCall;
+    expect(first.choices[0].finish_reason).toBe('tool_calls');
+    expect(JSON.parse(call.function.arguments)).toEqual({ firstString: 'hello', secondString: 'world' });
+
     gemini.setHandler(() => replay(f('generate-function-response-followup')));
-    await chat({
-      messages: [
-        { role: 'user', content: 'Divide 10 by 2 using the customDivide function' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'customDivide', arguments: '{"denominator":2,"numerator":10}' } }] },
-        { role: 'tool', tool_call_id: 'call_a', content: '{"output": 42}' },
-      ],
-      tools: [{ type: 'function', function: { name: 'customDivide', description: 'Custom divide function', parameters: { properties: { denominator: { type: 'number' }, numerator: { type: 'number' } }, type: 'object' } } }],
-      tool_choice: 'auto',
-    });
-    const { generationConfig: _empty, ...expected } = recorded;
-    expect(sent().body).toEqual(expected);
-  });
-
-  it('named tool_choice, plain-text tool results and images', async () => {
-    const image = f('image-input-base64').request.contents[0].parts.find((p: { inlineData?: unknown }) => p.inlineData).inlineData;
-    await chat({
-      messages: [
-        { role: 'user', content: [{ type: 'text', text: 'What fruit?' }, { type: 'image_url', image_url: { url: `data:${image.mimeType};base64,${image.data}` } }, { type: 'image_url', image_url: { url: 'https://example.com/k.png' } }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'look', arguments: '{}' } }] },
-        { role: 'tool', tool_call_id: 'c1', content: 'a kiwi' },
-      ],
-      tools: [{ type: 'function', function: { name: 'look' } }],
-      tool_choice: { type: 'function', function: { name: 'look' } },
-    });
+    await valid({ messages: [question, first.choices[0].message, { role: 'tool', tool_call_id: call.id, content: 'hello world' }], tools }, 'three');
+    const signature = fixture.json.candidates[0].content.parts[0].thoughtSignature;
     expect(sent().body.contents).toEqual([
-      { role: 'user', parts: [{ text: 'What fruit?' }, { inlineData: { mimeType: image.mimeType, data: image.data } }, { fileData: { fileUri: 'https://example.com/k.png' } }] },
-      { role: 'model', parts: [{ functionCall: { name: 'look', args: {} } }] },
-      { role: 'user', parts: [{ functionResponse: { name: 'look', response: { result: 'a kiwi' } } }] },
+      { role: 'user', parts: [{ text: 'put word: hello and word: world into a string' }] },
+      { role: 'model', parts: [{ functionCall: { name: 'concatStringFunction', args: { firstString: 'hello', secondString: 'world' } }, thoughtSignature: signature }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'concatStringFunction', response: { output: 'hello world' } } }] },
     ]);
-    expect(sent().body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['look'] } });
-    expect(sent().body.tools).toEqual([{ functionDeclarations: [{ name: 'look' }] }]);
   });
 
-  it('logprobs cannot be honoured: 400 naming it', async () => {
-    const err = await failureOf(chat({ logprobs: true }));
+  it('logit_bias cannot be honoured: 400 naming it, or dropped (and logged) with dropUnsupportedParams', async () => {
+    const err = await failureOf(chat({ logit_bias: { '50256': -100 } }));
+    expect(err.status).toBe(400);
     expect(err.code).toBe('unsupported_parameter');
-    expect(err.param).toBe('logprobs');
+    expect(err.param).toBe('logit_bias');
+    expect(gemini.requests).toHaveLength(0);
+    await valid({ logit_bias: { '50256': -100 } }, 'lenient');
+    expect(sent().body).toEqual({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
+    expect(t.logs.some((l) => l.msg === "dropped unsupported parameter 'logit_bias'")).toBe(true);
   });
 });
 
-describe('answers and streams', () => {
-  it('thinking parts and tokens: reasoning_content and reasoning_tokens', async () => {
-    gemini.setHandler(() => replay(f('generate-system-instruction')));
-    const r = await chat();
-    expectValid('CreateChatCompletionResponse', r);
-    expect(r.model).toBe('gemini-2.5-flash');
-    expect(r.usage).toMatchObject({ prompt_tokens: 9, completion_tokens: 21, total_tokens: 30, completion_tokens_details: { reasoning_tokens: 20 } });
+describe('answers', () => {
+  const answers = ['generate-basic-max-tokens', 'generate-function-call', 'generate-function-call-thought-signature', 'generate-function-response-followup', 'generate-multi-turn', 'generate-system-instruction', 'generate-thinking-thought-part', 'image-input-base64'];
+
+  it('every recorded answer: valid, id and model from the answer, usage adding up to totalTokenCount', async () => {
+    for (const name of answers) {
+      const fixture = f(name);
+      gemini.setHandler(() => replay(fixture));
+      const r = await valid();
+      expect(r.id, name).toBe(`chatcmpl-${fixture.json.responseId}`);
+      expect(r.model, name).toBe(fixture.json.modelVersion);
+      expect(r.usage!.total_tokens, name).toBe(fixture.json.usageMetadata.totalTokenCount);
+    }
+  });
+
+  it('thinking: thought summaries as reasoning_content, thinking tokens as reasoning_tokens (also in the log line)', async () => {
     gemini.setHandler(() => replay(f('generate-thinking-thought-part')));
-    const thought = await chat();
-    expectValid('CreateChatCompletionResponse', thought);
-  });
-
-  it('MAX_TOKENS → length, function calls with generated ids', async () => {
-    gemini.setHandler(() => replay(f('generate-basic-max-tokens')));
-    expect((await chat()).choices[0].finish_reason).toBe('length');
-    gemini.setHandler(() => replay(f('generate-function-call-thought-signature')));
-    const call = await chat();
-    expectValid('CreateChatCompletionResponse', call);
-    expect(call.choices[0].finish_reason).toBe('tool_calls');
-    expect(call.choices[0].message.tool_calls![0].id).toMatch(/^call_/);
-  });
-
-  it('a prompt blocked for safety is an empty content_filter answer', async () => {
-    gemini.setHandler(() => ({ body: { promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 }, modelVersion: 'gemini-2.0-flash' } }));
-    const r = await chat();
+    const { data: r, response } = await chat().withResponse();
     expectValid('CreateChatCompletionResponse', r);
-    expect(r.choices[0]).toMatchObject({ finish_reason: 'content_filter', message: { content: '' } });
-    gemini.setHandler(() => ({ body: { candidates: [{ content: { parts: [{ text: 'partial' }], role: 'model' }, finishReason: 'SAFETY' }], modelVersion: 'gemini-2.0-flash' } }));
-    expect((await chat()).choices[0].finish_reason).toBe('content_filter');
+    const message = r.choices[0].message as OpenAI.Chat.ChatCompletionMessage & { reasoning_content?: string };
+    expect(message.content).toBe('');
+    expect(message.reasoning_content).toContain('Breaking Down the Sum of Natural Numbers');
+    expect(r.choices[0].finish_reason).toBe('length');
+    expect(r.usage).toEqual({ prompt_tokens: 17, completion_tokens: 19, total_tokens: 36, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 19 } });
+    const line = await logLineFor(t, response.headers.get('x-request-id')!);
+    expect(line).toMatchObject({ model: 'flash', upstreamModel: 'gemini-2.0-flash-thinking-exp-01-21', promptTokens: 17, completionTokens: 19, totalTokens: 36 });
   });
 
-  it('streams the byte-exact CRLF capture, with the last cumulative usage', async () => {
-    gemini.setHandler(() => replay(f('stream-wire-exact')));
-    const { text, chunks } = await streamText();
-    expect(sent().url).toBe('/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse');
-    expect(text.length).toBeGreaterThan(10);
-    expect(chunks.filter((c) => c.choices[0]?.finish_reason)).toHaveLength(1);
-    const usage = chunks.at(-1)!.usage!;
-    const lastRecorded = splitStream(f('stream-wire-exact')).map((b) => JSON.parse(b.toString().slice(6))).at(-1).usageMetadata;
-    expect(usage.prompt_tokens).toBe(lastRecorded.promptTokenCount);
-    expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
+  it('safety: a blocked prompt is an empty content_filter answer, a SAFETY stop is content_filter', async () => {
+    gemini.setHandler(() => ({ body: { promptFeedback: { blockReason: 'SAFETY', safetyRatings: [{ category: 'HARM_CATEGORY_HARASSMENT', probability: 'HIGH' }] }, usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 }, modelVersion: 'gemini-2.0-flash', responseId: 'blocked1' } }));
+    const blocked = await valid();
+    expect(blocked.choices).toEqual([{ index: 0, message: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: 'content_filter' }]);
+    expect(blocked.usage!.prompt_tokens).toBe(5);
+    gemini.setHandler(() => ({ body: { candidates: [{ content: { parts: [{ text: 'partial' }], role: 'model' }, finishReason: 'SAFETY', safetyRatings: [] }], modelVersion: 'gemini-2.0-flash' } }));
+    const stopped = await valid();
+    expect(stopped.choices[0]).toMatchObject({ finish_reason: 'content_filter', message: { content: 'partial' } });
   });
 
-  it('Vertex chunks (createTime, no index, usage only at the end) stream the same', async () => {
+  it('logprobs and several candidates come back as OpenAI logprobs and choices', async () => {
+    const logprobsResult = { topCandidates: [{ candidates: [{ token: 'Yes', logProbability: -0.01 }, { token: 'No', logProbability: -4.6 }] }], chosenCandidates: [{ token: 'Yes', logProbability: -0.01 }] };
+    gemini.setHandler(() => ({ body: { candidates: [{ index: 0, content: { parts: [{ text: 'Yes' }] }, finishReason: 'STOP', logprobsResult }, { index: 1, content: { parts: [{ text: 'Sure' }] }, finishReason: 'STOP' }], modelVersion: 'gemini-2.0-flash' } }));
+    const r = await valid({ n: 2, logprobs: true, top_logprobs: 2 });
+    expect(r.choices.map((c) => c.message.content)).toEqual(['Yes', 'Sure']);
+    expect(r.choices[0].logprobs!.content![0]).toEqual({ token: 'Yes', logprob: -0.01, bytes: [89, 101, 115], top_logprobs: [{ token: 'Yes', logprob: -0.01, bytes: [89, 101, 115] }, { token: 'No', logprob: -4.6, bytes: [78, 111] }] });
+  });
+});
+
+describe('streams', () => {
+  const wire = () => f('stream-wire-exact');
+
+  it('the byte-exact CRLF capture, whole or cut inside its separators, gives the same chunks', async () => {
+    gemini.setHandler(() => streamBody([wire().body]));
+    const whole = await streamed({ stream_options: { include_usage: true } });
+    expect(whole.text).toBe('The capital of France is Paris.\n');
+    expect(whole.finishes).toEqual(['stop']);
+    expect(whole.chunks[0].choices[0].delta).toEqual({ role: 'assistant', content: 'The' });
+    expect(whole.chunks.every((c) => c.id === 'chatcmpl-w1peaMz6INOvnvgPgYfPiQY' && c.model === 'gemini-2.0-flash-exp')).toBe(true);
+    expect(whole.chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 13, completion_tokens: 8, total_tokens: 21 } });
+
+    // Cut between every \r and \n: the core's SSE decoder must join CRLF pairs across reads.
+    const text = wire().body.toString('utf8');
+    const pieces = text.split(/(?<=\r)(?=\n)/);
+    expect(pieces.length).toBeGreaterThan(6);
+    gemini.setHandler(() => streamBody(pieces, { gapMs: 5 }));
+    const cut = await streamed({ stream_options: { include_usage: true } });
+    expect(cut.chunks.map((c) => [c.choices, c.usage])).toEqual(whole.chunks.map((c) => [c.choices, c.usage]));
+  });
+
+  it('usage only when asked: no usage chunk without include_usage, the log line has it anyway', async () => {
+    gemini.setHandler(() => replay(wire()));
+    const res = await post();
+    const events = await sseEvents(res);
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice(6)));
+    for (const c of chunks) expectValid('CreateChatCompletionStreamResponse', c);
+    expect(chunks.some((c) => 'usage' in c && c.usage)).toBe(false);
+    const line = await logLineFor(t, res.headers.get('x-request-id')!);
+    expect(line).toMatchObject({ upstreamModel: 'gemini-2.0-flash-exp', promptTokens: 13, completionTokens: 8, totalTokens: 21 });
+  });
+
+  it('every recorded stream validates, with one finish and a final usage chunk', async () => {
+    for (const [name, finish] of [['stream-basic', 'stop'], ['stream-system-instruction', 'stop'], ['stream-function-call', 'tool_calls'], ['vertex-stream-basic', 'stop']] as const) {
+      gemini.setHandler(() => replay(f(name)));
+      const { chunks, finishes } = await streamed({ stream_options: { include_usage: true } });
+      expect(finishes, name).toEqual([finish]);
+      expect(chunks.at(-1)!.choices, name).toEqual([]);
+      expect(chunks.at(-1)!.usage!.prompt_tokens, name).toBeGreaterThan(0);
+    }
+  });
+
+  it('Vertex chunks: no index, createTime, counts only in the last event', async () => {
     gemini.setHandler(() => replay(f('vertex-stream-basic')));
-    const { text, chunks } = await streamText();
-    expect(text).toContain('Rayleigh scattering');
-    expect(chunks.at(-1)!.usage!.prompt_tokens).toBeGreaterThan(0);
+    const { text, chunks } = await streamed({ stream_options: { include_usage: true } });
+    expect(text).toMatch(/^The sky appears blue due to a phenomenon called \*\*Rayleigh scattering\*\*/);
+    expect(text).toMatch(/reach your eyes directly\.$/);
+    expect(chunks.every((c) => c.created === 1761291946 && c.id === 'chatcmpl-qi77aNGcN7PQnvgP3Kaf8Ac')).toBe(true);
+    expect(chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 475 + 1214, completion_tokens_details: { reasoning_tokens: 1214 } });
+  });
+
+  it('a streamed function call: the SDK assembles a complete call', async () => {
+    gemini.setHandler(() => replay(f('stream-function-call')));
+    const runner = t.client().chat.completions.stream({ model: 'flash', messages: [{ role: 'user', content: 'what is the result of 100/2' }], tools: [{ type: 'function', function: { name: 'customDivide', parameters: { type: 'object' } } }] });
+    runner.on('chunk', (chunk) => expectValid('CreateChatCompletionStreamResponse', chunk));
+    const final = await runner.finalChatCompletion();
+    expect(final.choices[0].finish_reason).toBe('tool_calls');
+    const call = final.choices[0].message.tool_calls![0] as OpenAI.Chat.ChatCompletionMessageFunctionToolCall;
+    expect(call).toMatchObject({ type: 'function', function: { name: 'customDivide', arguments: '{"denominator":2,"numerator":100}' } });
+    expect(call.id).toMatch(/^call_req_[0-9a-f]+_0$/);
+  });
+
+  it('a prompt blocked in a stream: one empty content_filter finish', async () => {
+    gemini.setHandler(() => streamBody([sse({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 }, modelVersion: 'gemini-2.0-flash', responseId: 'b2' })]));
+    const { chunks, finishes, text } = await streamed({ stream_options: { include_usage: true } });
+    expect(finishes).toEqual(['content_filter']);
+    expect(text).toBe('');
+    expect(chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 9, completion_tokens: 0 });
   });
 });
 
 describe('errors', () => {
-  it('a 404 on the streaming endpoint, JSON despite text/event-stream, is upstream_model_not_found', async () => {
+  it('a 404 on the streaming endpoint, JSON despite text/event-stream, is 502 upstream_model_not_found', async () => {
     gemini.setHandler(() => replay(f('error-404-model-not-found-on-stream')));
-    const res = await fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'flash', stream: true, messages: [{ role: 'user', content: 'x' }] }) });
+    const res = await post();
     expect(res.status).toBe(502);
     const body = (await res.json()) as { error: { code: string; message: string } };
+    expectValid('ErrorResponse', body);
     expect(body.error.code).toBe('upstream_model_not_found');
-    expect(body.error.message).toContain('g: models/custom-gemini-2.0-flash is not found');
+    expect(body.error.message).toMatch(/^g: models\/custom-gemini-2\.0-flash is not found for API version v1beta.* \(g code: NOT_FOUND\)$/);
+    expect(gemini.requests).toHaveLength(1); // a 404 is not retried
   });
 
-  it('RetryInfo in a 429 body sets the wait', async () => {
+  it('400 API_KEY_INVALID is the gateway credential: 502 upstream_auth_failed, Google\'s message and the key not echoed', async () => {
+    gemini.setHandler(() => replay(f('error-400-api-key-invalid')));
+    const err = await failureOf(chat());
+    expect(err.status).toBe(502);
+    expect(err.code).toBe('upstream_auth_failed');
+    expect(err.message).not.toContain('API key not valid');
+    expect(err.message).not.toContain(SECRET);
+  });
+
+  it('400 INVALID_ARGUMENT is the client\'s: 400 upstream_bad_request with Google\'s message', async () => {
+    gemini.setHandler(() => replay(f('vertex-error-400-invalid-argument')));
+    const err = await failureOf(chat());
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('upstream_bad_request');
+    expect(err.message).toContain('g: Cannot fetch content from the provided URL');
+  });
+
+  it('429 RESOURCE_EXHAUSTED: Retry-After carried over; RetryInfo in the body sets the wait', async () => {
+    gemini.setHandler(() => replay(f('error-429-resource-exhausted'), { headers: { 'content-type': 'application/json; charset=UTF-8', 'retry-after': '7' } }));
+    const err = await failureOf(chat({}, 'once'));
+    expect(err.status).toBe(429);
+    expect(err.code).toBe('rate_limit_exceeded');
+    expect(err.headers?.get('retry-after')).toBe('7');
+    expect((err.error as { message: string }).message).toBe('g: Resource has been exhausted (e.g. check quota). (g code: RESOURCE_EXHAUSTED)');
+
+    gemini.reset();
     gemini.setHandler((_r, i) => (i === 0 ? { status: 429, body: { error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '3s' }] } } } : replay(f('generate-multi-turn'))));
-    await chat();
+    await valid();
     expect(clock.sleeps).toEqual([3000]);
   });
 
-  it('a truncated stream and a malformed body are provider faults', async () => {
-    const chunks = splitStream(f('stream-basic'));
-    gemini.setHandler(() => ({ status: 200, chunks: chunks.slice(0, 2) }));
-    const res = await fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'flash', stream: true, messages: [{ role: 'user', content: 'x' }] }) });
-    const events = (await res.text()).split('\n\n').filter(Boolean);
-    expect(events.at(-2)).toContain('the stream ended before a finishReason');
-    expect(events.at(-1)).toBe('data: [DONE]');
+  it('500 INTERNAL → 502 upstream_error after a retry; 503 UNAVAILABLE → 503 provider_unavailable', async () => {
+    gemini.setHandler(() => ({ status: 500, body: { error: { code: 500, message: 'An internal error has occurred.', status: 'INTERNAL' } } }));
+    const internal = await failureOf(chat());
+    expect(internal.status).toBe(502);
+    expect(internal.code).toBe('upstream_error');
+    expect(gemini.requests).toHaveLength(2);
+    gemini.setHandler(() => ({ status: 503, body: { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } } }));
+    const unavailable = await failureOf(chat({}, 'once'));
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.code).toBe('provider_unavailable');
+  });
+
+  it('a malformed JSON body, or JSON without candidates, is a 502', async () => {
     gemini.setHandler(() => ({ status: 200, body: '{"candidates": ' }));
-    expect((await failureOf(chat())).status).toBe(502);
+    const cut = await failureOf(chat({}, 'once'));
+    expect(cut.status).toBe(502);
+    expect(cut.code).toBe('upstream_error');
+    gemini.setHandler(() => ({ status: 200, body: { modelVersion: 'gemini-2.0-flash' } }));
+    const empty = await failureOf(chat({}, 'once'));
+    expect(empty.status).toBe(502);
+    expect(empty.message).toContain('the provider sent a malformed answer');
+  });
+
+  it('a stream cut after its first chunks: an in-stream upstream_error, then [DONE]', async () => {
+    gemini.setHandler(() => streamBody(splitStream(f('stream-basic')).slice(0, 2)));
+    const res = await post();
+    expect(res.status).toBe(200);
+    const events = await sseEvents(res);
+    expect(JSON.parse(events[0].slice(6)).choices[0].delta).toEqual({ role: 'assistant', content: 'The' });
+    const error = JSON.parse(events.at(-2)!.slice(6));
+    expectValid('ErrorResponse', error);
+    expect(error.error.code).toBe('upstream_error');
+    expect(error.error.message).toContain('the stream ended before a finishReason');
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const line = await logLineFor(t, res.headers.get('x-request-id')!);
+    expect(line).toMatchObject({ streamError: true, error: 'upstream_error' });
+  });
+
+  it('a stream that fails before its first chunk is retried, and is a proper HTTP error when it keeps failing', async () => {
+    // An empty 200 stream, then an error event: nothing reached the client, so the core can retry.
+    gemini.setHandler((_r, i) => (i === 0 ? streamBody([]) : streamBody([sse({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } })])));
+    const res = await post();
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error).toMatchObject({ code: 'provider_unavailable', message: 'g: The model is overloaded. (g code: UNAVAILABLE)' });
+    expect(gemini.requests).toHaveLength(2);
+
+    gemini.setHandler((_r, i) => (i === 0 ? streamBody([]) : replay(f('stream-basic'))));
+    const { finishes } = await streamed();
+    expect(finishes).toEqual(['stop']);
   });
 });

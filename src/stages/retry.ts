@@ -66,7 +66,7 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
         throw last ?? new GatewayError('timeout', `no attempt could start within the retry budget of ${route.retry.budgetMs} ms`);
       }
       try {
-        await attemptOnce(ctx, next, target, capTimeouts(target.timeouts, remaining));
+        await attemptOnce(ctx, next, target, capTimeouts(target.timeouts, remaining), runtime.redact);
         return;
       } catch (err) {
         if (!(err instanceof UpstreamError) || ctx.signal.aborted) {
@@ -100,7 +100,7 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
 }
 
 /** One try against one target: per-attempt abort signal and total timer, bookkeeping, stream commit. */
-async function attemptOnce(ctx: RequestContext, next: () => Promise<void>, target: RouteTarget, timeouts: Timeouts): Promise<void> {
+async function attemptOnce(ctx: RequestContext, next: () => Promise<void>, target: RouteTarget, timeouts: Timeouts, redact: (text: string) => string): Promise<void> {
   // One controller per attempt, aborted by its timer or by the client leaving (cheaper than
   // AbortSignal.any, which keeps weak references alive per dependent signal).
   const controller = new AbortController();
@@ -136,7 +136,7 @@ async function attemptOnce(ctx: RequestContext, next: () => Promise<void>, targe
   } catch (err) {
     const elapsed = performance.now() - started;
     const failure = timedOut && !ctx.signal.aborted ? new UpstreamError(target.provider, 'timeout', 0, { message: `no answer within ${timeouts.totalMs} ms` }, undefined, err) : err;
-    ctx.attempts.push({ ...record(target, failure instanceof UpstreamError ? failure.status : 0, 'error', elapsed), error: (failure as Error).message });
+    ctx.attempts.push({ ...record(target, failure instanceof UpstreamError ? failure.status : 0, 'error', elapsed), error: redact((failure as Error).message) });
     throw failure;
   } finally {
     clearTimeout(timer);

@@ -136,6 +136,14 @@ describe('upstream errors', () => {
     expect(limited.message).toContain('Provider returned error');
   });
 
+  it('an upstream message quoting the provider key is scrubbed from the client error and the log', async () => {
+    primary.setHandler(() => ({ status: 500, body: { error: { message: `bad key ${UPSTREAM_KEY} rejected`, type: 'server_error', param: null, code: null } } }));
+    const err = (await ask().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(err.message).toContain('bad key [REDACTED] rejected');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(t.logText()).not.toContain(UPSTREAM_KEY);
+  });
+
   it("an upstream 401 is the gateway's misconfiguration (502) and never echoes the key", async () => {
     primary.setHandler(() => replay(f('error-401-invalid-api-key')));
     const err = (await ask().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;

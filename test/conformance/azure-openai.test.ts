@@ -20,9 +20,12 @@ runConformance({
     errors: {
       400: () => replay(f('error-400-content-filter')),
       401: () => ({ status: 401, body: { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.' } } }),
+      // Not recorded: Azure's shapes for a network-restricted resource and an overloaded region.
+      403: () => ({ status: 403, body: { error: { code: '403', message: 'Public access is disabled. Please configure private endpoint.' } } }),
       404: () => ({ status: 404, body: { error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } } }),
       429: () => replay(f('error-429-rate-limit')),
       500: () => replay(openai('error-500-server-error')),
+      503: () => ({ status: 503, body: { error: { code: 'ServiceUnavailable', message: 'The service is temporarily unable to process your request. Please try again later.' } } }),
     },
   },
 });

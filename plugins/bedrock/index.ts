@@ -1,0 +1,107 @@
+/**
+ * AWS Bedrock Runtime, Converse and ConverseStream (`POST /model/{modelId}/converse`,
+ * `/converse-stream`): one request shape for every Bedrock chat model, SigV4-signed, streams in
+ * the binary AWS event-stream framing. The modules: request.ts + messages.ts (OpenAI → Converse),
+ * response.ts, eventstream.ts + stream.ts (event stream → chunks), errors.ts, sign.ts.
+ */
+import type { SignatureV4 } from '@smithy/signature-v4';
+import { defineHttpProvider } from '../../src/providers/http-provider.ts';
+import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import type { ProviderEnv, ProviderPlugin } from '../../src/plugin-api.ts';
+import { buildConverseRequest, type RequestSettings } from './request.ts';
+import { toCompletion } from './response.ts';
+import { createStreamTranslator } from './stream.ts';
+import { decodeEventStream } from './eventstream.ts';
+import { readError } from './errors.ts';
+import { createSigner, resolveCredentials, signatureHeaders } from './sign.ts';
+
+export interface BedrockOptions {
+  /** e.g. us-east-1: names the endpoint and the signing scope. */
+  region: string;
+  /** Default: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN from the environment. */
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  sessionToken?: string;
+  /** Default https://bedrock-runtime.{region}.amazonaws.com (a VPC endpoint or a proxy otherwise). */
+  endpoint?: string;
+  /** `inferenceConfig.maxTokens` when the request sets none (default: the model's own). */
+  maxTokens?: number;
+  /** A Bedrock guardrail applied to every request. */
+  guardrail?: RequestSettings['guardrail'];
+  headers?: Record<string, string>;
+}
+
+/** The options once the provider is created: credentials resolved, the signer made. */
+interface ResolvedOptions extends BedrockOptions {
+  provider: string;
+  signer?: SignatureV4;
+  /** Why there is no signer (no credentials): every attempt fails with it. */
+  missingCredentials?: string;
+}
+
+const http = defineHttpProvider<ResolvedOptions>({
+  id: 'bedrock',
+  description: 'AWS Bedrock Runtime (Converse and ConverseStream, SigV4)',
+  optionsSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['region'],
+    properties: {
+      region: { type: 'string', pattern: '^[a-z0-9-]+$' },
+      accessKeyId: { type: 'string', minLength: 1 },
+      secretAccessKey: { type: 'string', minLength: 1 },
+      sessionToken: { type: 'string', minLength: 1 },
+      endpoint: { type: 'string', pattern: '^https?://' },
+      maxTokens: { type: 'integer', minimum: 1 },
+      guardrail: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['identifier', 'version'],
+        properties: {
+          identifier: { type: 'string', minLength: 1 },
+          version: { type: 'string', minLength: 1 },
+          trace: { enum: ['enabled', 'disabled', 'enabled_full'] },
+        },
+      },
+      headers: { type: 'object', additionalProperties: { type: 'string' } },
+    },
+  },
+  secretOptions: ['accessKeyId', 'secretAccessKey', 'sessionToken'],
+  capabilities: {
+    streaming: true,
+    tools: true,
+    images: true,
+    responseFormat: true,
+    unsupportedParams: ['seed', 'presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'logit_bias', 'n', 'reasoning_effort'],
+  },
+  endpoint: (options) => ({ baseUrl: options.endpoint ?? `https://bedrock-runtime.${options.region}.amazonaws.com`, headers: { ...options.headers } }),
+  buildRequest: (call, options) => buildConverseRequest(call, { maxTokens: options.maxTokens, guardrail: options.guardrail }),
+  async signRequest(request, options) {
+    if (!options.signer) {
+      // Not the client's fault: a 401 names the provider config as the thing to fix, and fails over.
+      throw new UpstreamError(options.provider, 'http', 401, { message: options.missingCredentials ?? 'no AWS credentials' });
+    }
+    return signatureHeaders(options.signer, request);
+  },
+  toCompletion: (body, call) => toCompletion(body, call),
+  createStreamTranslator: (call) => createStreamTranslator(call),
+  decodeStream: decodeEventStream,
+  readError,
+});
+
+/** Resolves the credentials (options, else the AWS environment variables) once, at creation. */
+export function resolveOptions(options: BedrockOptions, env: ProviderEnv, processEnv: NodeJS.ProcessEnv = process.env): ResolvedOptions {
+  const credentials = resolveCredentials(options, processEnv);
+  if ('missing' in credentials) {
+    env.log.warn({ provider: env.name }, `bedrock provider "${env.name}": ${credentials.missing}; its requests will fail until that is fixed`);
+    return { ...options, provider: env.name, missingCredentials: credentials.missing };
+  }
+  return { ...options, provider: env.name, signer: createSigner(options.region, credentials) };
+}
+
+const plugin: ProviderPlugin<BedrockOptions> = {
+  ...(http as unknown as ProviderPlugin<BedrockOptions>),
+  create: (options, env) => http.create(resolveOptions(options, env), env),
+};
+
+export default plugin;

@@ -1,0 +1,100 @@
+/**
+ * ConverseStream events (decoded by eventstream.ts) → chat.completion.chunk objects, stateful
+ * per attempt.
+ *
+ *   messageStart          nothing yet (the role rides on the first chunk that carries something)
+ *   contentBlockStart     start.toolUse → a tool-call chunk with id and name (tool calls are
+ *                         numbered among toolUse blocks only); Nova sends none for text blocks
+ *   contentBlockDelta     text → content; toolUse.input (a JSON string fragment) → arguments;
+ *                         reasoningContent.text → `reasoning_content`; signatures → nothing
+ *   contentBlockStop      nothing
+ *   messageStop           the finish chunk (stopReason mapped)
+ *   metadata              a usage-only chunk (choices: []); the core strips it unless asked
+ *   exception / error     throws an UpstreamError with the exception's status
+ *
+ * Every payload's random `p` padding field is ignored. Holding the role back means an exception
+ * right after messageStart still leaves the core free to retry, fall back or answer a proper
+ * HTTP error. A stream that ends without messageStop ended early.
+ */
+import type { ChatCompletionChunk, FinishReason } from '../../src/openai-types.ts';
+import type { ProviderCall, StreamTranslator } from '../../src/plugin-api.ts';
+import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import type { BedrockStreamEvent } from './eventstream.ts';
+import { finishReason, usageOf, type ConverseUsage } from './response.ts';
+import { streamFailure } from './errors.ts';
+
+type Delta = ChatCompletionChunk['choices'][0]['delta'];
+type Json = Record<string, any>;
+
+export function createStreamTranslator(call: ProviderCall): StreamTranslator {
+  const id = `chatcmpl-${call.requestId}`;
+  const model = call.model;
+  const created = Math.floor(Date.now() / 1000);
+  /** Converse content block index → OpenAI tool_calls index. */
+  const toolIndex = new Map<number, number>();
+  let roleSent = false;
+  let finished = false;
+  let stopped = false;
+
+  const chunk = (delta: Delta, finish: FinishReason | null = null): ChatCompletionChunk => {
+    if (!roleSent) {
+      roleSent = true;
+      delta = { role: 'assistant', ...delta };
+    }
+    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
+  };
+
+  const blockStart = (data: Json): ChatCompletionChunk | undefined => {
+    const tool = data.start?.toolUse;
+    if (!tool || typeof tool !== 'object') return undefined;
+    const index = toolIndex.size;
+    toolIndex.set(data.contentBlockIndex, index);
+    const start = { index, id: String(tool.toolUseId ?? ''), type: 'function' as const, function: { name: String(tool.name ?? ''), arguments: '' } };
+    return chunk(roleSent ? { tool_calls: [start] } : { content: null, tool_calls: [start] });
+  };
+
+  const blockDelta = (data: Json): ChatCompletionChunk | undefined => {
+    const delta = data.delta ?? {};
+    if (typeof delta.text === 'string') return delta.text ? chunk({ content: delta.text }) : undefined;
+    if (delta.toolUse && typeof delta.toolUse === 'object') {
+      const index = toolIndex.get(data.contentBlockIndex);
+      const input = delta.toolUse.input;
+      if (index === undefined || typeof input !== 'string' || !input) return undefined;
+      return chunk({ tool_calls: [{ index, function: { arguments: input } }] });
+    }
+    const reasoning = delta.reasoningContent;
+    if (reasoning && typeof reasoning.text === 'string' && reasoning.text) return chunk({ reasoning_content: reasoning.text });
+    return undefined; // reasoning signatures, redacted reasoning, citations: nothing an OpenAI client can use
+  };
+
+  return {
+    push(raw) {
+      const event = raw as BedrockStreamEvent;
+      if (event.kind === 'exception' || event.kind === 'error') {
+        const { status, failure } = streamFailure(event.type, event.payload);
+        throw new UpstreamError(call.provider, 'http', status, failure);
+      }
+      const data = event.payload as Json;
+      switch (event.type) {
+        case 'contentBlockStart':
+          return blockStart(data);
+        case 'contentBlockDelta':
+          return blockDelta(data);
+        case 'messageStop':
+          stopped = true;
+          if (finished) return undefined;
+          finished = true;
+          return chunk({}, finishReason(data.stopReason) ?? 'stop');
+        case 'metadata':
+          if (!data.usage || typeof data.usage !== 'object') return undefined;
+          return { id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(data.usage as ConverseUsage) };
+        default:
+          return undefined; // messageStart, contentBlockStop, event types added later
+      }
+    },
+    end() {
+      if (!stopped) throw new UpstreamError(call.provider, 'protocol', 200, { message: 'the stream ended early (no messageStop)' });
+      return undefined;
+    },
+  };
+}

@@ -9,7 +9,7 @@
 import type { ChatCompletionRequest, FunctionTool } from '../../src/openai-types.ts';
 import type { ProviderCall } from '../../src/plugin-api.ts';
 import { GatewayError } from '../../src/errors.ts';
-import { checkUnsupported, unsupportedParam } from '../../src/providers/params.ts';
+import { checkSamplingExtras, checkUnsupported, unsupportedParam } from '../../src/providers/params.ts';
 import { translateMessages } from './messages.ts';
 
 export interface RequestSettings {
@@ -74,18 +74,8 @@ export function buildMessagesRequest(call: ProviderCall, settings: RequestSettin
 
 /** Rejects (or logs dropping) every parameter the Messages API cannot honour. */
 function checkParams(call: ProviderCall): void {
-  const r = call.request;
   checkUnsupported(call, NEVER);
-  if (typeof r.n === 'number' && r.n > 1) unsupportedParam(call, 'n', 'above 1 is not supported');
-  if (r.logprobs === true) unsupportedParam(call, 'logprobs');
-  if (typeof r.top_logprobs === 'number' && r.top_logprobs > 0) unsupportedParam(call, 'top_logprobs');
-  for (const p of ['presence_penalty', 'frequency_penalty'] as const) {
-    if (typeof r[p] === 'number' && r[p] !== 0) unsupportedParam(call, p);
-  }
-  const bias = r.logit_bias;
-  if (bias && typeof bias === 'object' && Object.keys(bias).length) unsupportedParam(call, 'logit_bias');
-  const modalities = r.modalities;
-  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) unsupportedParam(call, 'modalities', 'other than ["text"] are not supported');
+  checkSamplingExtras(call);
 }
 
 function toolOf(tool: FunctionTool, i: number, call: ProviderCall): Record<string, unknown> | undefined {

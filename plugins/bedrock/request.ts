@@ -20,7 +20,7 @@ import type { ChatCompletionRequest, FunctionTool } from '../../src/openai-types
 import type { ProviderCall } from '../../src/plugin-api.ts';
 import type { HttpRequestSpec } from '../../src/providers/http-provider.ts';
 import { GatewayError } from '../../src/errors.ts';
-import { checkUnsupported, unsupportedParam } from '../../src/providers/params.ts';
+import { checkSamplingExtras, checkUnsupported, unsupportedParam } from '../../src/providers/params.ts';
 import { translateMessages, type TranslatedMessages } from './messages.ts';
 
 export interface RequestSettings {
@@ -83,16 +83,7 @@ export function buildConverseBody(call: ProviderCall, settings: RequestSettings 
 function checkParams(call: ProviderCall): void {
   const r = call.request;
   checkUnsupported(call, NEVER);
-  if (typeof r.n === 'number' && r.n > 1) unsupportedParam(call, 'n', 'above 1 is not supported');
-  if (r.logprobs === true) unsupportedParam(call, 'logprobs');
-  if (typeof r.top_logprobs === 'number' && r.top_logprobs > 0) unsupportedParam(call, 'top_logprobs');
-  for (const p of ['presence_penalty', 'frequency_penalty'] as const) {
-    if (typeof r[p] === 'number' && r[p] !== 0) unsupportedParam(call, p);
-  }
-  const bias = r.logit_bias;
-  if (bias && typeof bias === 'object' && Object.keys(bias).length) unsupportedParam(call, 'logit_bias');
-  const modalities = r.modalities;
-  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) unsupportedParam(call, 'modalities', 'other than ["text"] are not supported');
+  checkSamplingExtras(call);
   const tier = r.service_tier;
   if (tier != null && tier !== 'auto' && tier !== 'default') unsupportedParam(call, 'service_tier', `with the value ${JSON.stringify(tier)} is not supported`);
 }

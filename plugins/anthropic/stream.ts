@@ -20,30 +20,21 @@ import type { ChatCompletionChunk, FinishReason } from '../../src/openai-types.t
 import type { ProviderCall, StreamTranslator } from '../../src/plugin-api.ts';
 import type { SseJsonEvent } from '../../src/providers/http-provider.ts';
 import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import { ChunkBuilder, type ChunkDelta } from '../../src/protocol/chunks.ts';
 import { finishReason, usageOf, type AnthropicUsage } from './response.ts';
 import { failureOf, statusOf } from './errors.ts';
 
-type Delta = ChatCompletionChunk['choices'][0]['delta'];
 type Json = Record<string, any>;
 
 export function createStreamTranslator(call: ProviderCall): StreamTranslator {
-  let id = `chatcmpl-${call.requestId}`;
-  let model = call.model;
-  const created = Math.floor(Date.now() / 1000);
+  const chunks = new ChunkBuilder(call);
   const usage: AnthropicUsage = {};
   /** Anthropic content block index → OpenAI tool_calls index. */
   const toolIndex = new Map<number, number>();
-  let roleSent = false;
   let finished = false;
   let stopped = false;
 
-  const chunk = (delta: Delta, finish: FinishReason | null = null): ChatCompletionChunk => {
-    if (!roleSent) {
-      roleSent = true;
-      delta = { role: 'assistant', ...delta };
-    }
-    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
-  };
+  const chunk = (delta: ChunkDelta, finish: FinishReason | null = null): ChatCompletionChunk => chunks.delta(delta, finish);
 
   const blockStart = (data: Json): ChatCompletionChunk | undefined => {
     const block = data.content_block ?? {};
@@ -51,7 +42,7 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
       const index = toolIndex.size;
       toolIndex.set(data.index, index);
       const start = { index, id: block.id, type: 'function' as const, function: { name: block.name, arguments: '' } };
-      return chunk(roleSent ? { tool_calls: [start] } : { content: null, tool_calls: [start] });
+      return chunk(chunks.started() ? { tool_calls: [start] } : { content: null, tool_calls: [start] });
     }
     if (block.type === 'text' && block.text) return chunk({ content: block.text });
     return undefined; // text starts empty; thinking, redacted_thinking, server tools: nothing yet
@@ -81,8 +72,8 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
       switch (data?.type) {
         case 'message_start': {
           const message = data.message ?? {};
-          if (typeof message.id === 'string' && message.id) id = message.id;
-          if (typeof message.model === 'string' && message.model) model = message.model;
+          if (typeof message.id === 'string' && message.id) chunks.id = message.id;
+          if (typeof message.model === 'string' && message.model) chunks.model = message.model;
           Object.assign(usage, message.usage);
           return undefined;
         }
@@ -98,7 +89,7 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
           return chunk({}, finishReason(data.delta?.stop_reason) ?? 'stop');
         case 'message_stop':
           stopped = true;
-          return { id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(usage) };
+          return chunks.usage(usageOf(usage));
         case 'error':
           throw new UpstreamError(call.provider, 'http', statusOf(data.error?.type), failureOf(data));
         default:

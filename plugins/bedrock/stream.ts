@@ -19,30 +19,21 @@
 import type { ChatCompletionChunk, FinishReason } from '../../src/openai-types.ts';
 import type { ProviderCall, StreamTranslator } from '../../src/plugin-api.ts';
 import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import { ChunkBuilder, type ChunkDelta } from '../../src/protocol/chunks.ts';
 import type { BedrockStreamEvent } from './eventstream.ts';
 import { finishReason, usageOf, type ConverseUsage } from './response.ts';
 import { streamFailure } from './errors.ts';
 
-type Delta = ChatCompletionChunk['choices'][0]['delta'];
 type Json = Record<string, any>;
 
 export function createStreamTranslator(call: ProviderCall): StreamTranslator {
-  const id = `chatcmpl-${call.requestId}`;
-  const model = call.model;
-  const created = Math.floor(Date.now() / 1000);
+  const chunks = new ChunkBuilder(call);
   /** Converse content block index → OpenAI tool_calls index. */
   const toolIndex = new Map<number, number>();
-  let roleSent = false;
   let finished = false;
   let stopped = false;
 
-  const chunk = (delta: Delta, finish: FinishReason | null = null): ChatCompletionChunk => {
-    if (!roleSent) {
-      roleSent = true;
-      delta = { role: 'assistant', ...delta };
-    }
-    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
-  };
+  const chunk = (delta: ChunkDelta, finish: FinishReason | null = null): ChatCompletionChunk => chunks.delta(delta, finish);
 
   const blockStart = (data: Json): ChatCompletionChunk | undefined => {
     const tool = data.start?.toolUse;
@@ -50,7 +41,7 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
     const index = toolIndex.size;
     toolIndex.set(data.contentBlockIndex, index);
     const start = { index, id: String(tool.toolUseId ?? ''), type: 'function' as const, function: { name: String(tool.name ?? ''), arguments: '' } };
-    return chunk(roleSent ? { tool_calls: [start] } : { content: null, tool_calls: [start] });
+    return chunk(chunks.started() ? { tool_calls: [start] } : { content: null, tool_calls: [start] });
   };
 
   const blockDelta = (data: Json): ChatCompletionChunk | undefined => {
@@ -87,7 +78,7 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
           return chunk({}, finishReason(data.stopReason) ?? 'stop');
         case 'metadata':
           if (!data.usage || typeof data.usage !== 'object') return undefined;
-          return { id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(data.usage as ConverseUsage) };
+          return chunks.usage(usageOf(data.usage as ConverseUsage));
         default:
           return undefined; // messageStart, contentBlockStop, event types added later
       }

@@ -21,22 +21,19 @@ import type { ChatCompletionChunk, FinishReason } from '../../src/openai-types.t
 import type { ProviderCall, StreamTranslator } from '../../src/plugin-api.ts';
 import type { SseJsonEvent } from '../../src/providers/http-provider.ts';
 import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import { ChunkBuilder, type ChunkDelta } from '../../src/protocol/chunks.ts';
 import { callIds, contentOf, createdOf, errorInBody, finishReason, logprobsOf, usageOf } from './response.ts';
 import type { GeminiCandidate, GeminiResponse, GeminiUsage } from './native.ts';
 
-type Delta = ChatCompletionChunk['choices'][number]['delta'];
 
 interface ChoiceState {
-  roleSent: boolean;
   /** Tool calls sent so far: the next one's `index`. */
   tools: number;
   finished: boolean;
 }
 
 export function createStreamTranslator(call: ProviderCall): StreamTranslator {
-  let id = `chatcmpl-${call.requestId}`;
-  let model = call.model;
-  let created = Math.floor(Date.now() / 1000);
+  const chunks = new ChunkBuilder(call);
   let first = true;
   const usage: GeminiUsage = {};
   const nextCallId = callIds(call);
@@ -45,20 +42,15 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
   const stateOf = (index: number): ChoiceState => {
     let state = choices.get(index);
     if (!state) {
-      state = { roleSent: false, tools: 0, finished: false };
+      state = { tools: 0, finished: false };
       choices.set(index, state);
     }
     return state;
   };
 
-  const chunk = (index: number, delta: Delta, finish: FinishReason | null = null, logprobs: unknown = null): ChatCompletionChunk => {
-    const state = stateOf(index);
-    if (!state.roleSent) {
-      state.roleSent = true;
-      delta = { role: 'assistant', ...delta };
-    }
-    if (finish) state.finished = true;
-    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index, delta, logprobs, finish_reason: finish }] };
+  const chunk = (index: number, delta: ChunkDelta, finish: FinishReason | null = null, logprobs: unknown = null): ChatCompletionChunk => {
+    if (finish) stateOf(index).finished = true;
+    return chunks.delta(delta, finish, index, logprobs);
   };
 
   const candidateChunks = (c: GeminiCandidate, index: number): ChatCompletionChunk[] => {
@@ -85,10 +77,10 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
       const r = data as GeminiResponse;
       if (first) {
         first = false;
-        if (r.responseId) id = `chatcmpl-${r.responseId}`;
-        created = createdOf(r.createTime) ?? created;
+        if (r.responseId) chunks.id = `chatcmpl-${r.responseId}`;
+        chunks.created = createdOf(r.createTime) ?? chunks.created;
       }
-      if (r.modelVersion) model = r.modelVersion;
+      if (r.modelVersion) chunks.model = r.modelVersion;
       if (r.usageMetadata && typeof r.usageMetadata === 'object') Object.assign(usage, r.usageMetadata);
       const out: ChatCompletionChunk[] = [];
       (r.candidates ?? []).forEach((c, i) => out.push(...candidateChunks(c, c.index ?? i)));
@@ -100,7 +92,7 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
       if (!states.length || states.some((s) => !s.finished)) {
         throw new UpstreamError(call.provider, 'protocol', 200, { message: 'the stream ended before a finishReason' });
       }
-      return { id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(usage) };
+      return chunks.usage(usageOf(usage));
     },
   };
 }

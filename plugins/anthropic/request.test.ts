@@ -1,28 +1,15 @@
 /** OpenAI request → exact Anthropic Messages body, checked against recorded requests where they fit. */
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChatCompletionRequest } from '../../src/openai-types.ts';
 import type { ProviderCall } from '../../src/plugin-api.ts';
 import { GatewayError } from '../../src/errors.ts';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
+import { callFactory } from '../../test/helpers/provider-call.ts';
 import { buildMessagesRequest, type RequestSettings } from './request.ts';
 
 const recorded = (name: string) => loadFixture('anthropic', name).request;
 
-function callOf(request: Partial<ChatCompletionRequest>, extra: Partial<ProviderCall> = {}): ProviderCall {
-  const info = vi.fn();
-  return {
-    provider: 'claude',
-    request: { model: 'alias', messages: [{ role: 'user', content: 'hi' }], ...request } as ChatCompletionRequest,
-    model: 'claude-3-opus-latest',
-    stream: Boolean(request.stream),
-    signal: new AbortController().signal,
-    requestId: 'req_test',
-    log: { info } as unknown as ProviderCall['log'],
-    dropUnsupportedParams: false,
-    timeouts: { connectMs: 1000, firstByteMs: 1000, idleMs: 1000, totalMs: 1000 } as ProviderCall['timeouts'],
-    ...extra,
-  };
-}
+const callOf = callFactory({ provider: 'claude', model: 'claude-3-opus-latest' });
 
 const build = (request: Partial<ChatCompletionRequest>, settings: Partial<RequestSettings> = {}, extra: Partial<ProviderCall> = {}) =>
   buildMessagesRequest(callOf(request, extra), { maxTokens: 4096, ...settings });

@@ -2,19 +2,14 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk } from '../../src/openai-types.ts';
 import type { ProviderCall } from '../../src/plugin-api.ts';
-import { decodeSseJson, type SseJsonEvent } from '../../src/providers/http-provider.ts';
+import type { SseJsonEvent } from '../../src/providers/http-provider.ts';
 import { UpstreamError } from '../../src/providers/upstream-error.ts';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
+import { sseEventsOf } from '../../test/helpers/provider-call.ts';
 import { createStreamTranslator } from './stream.ts';
 
 const call = { provider: 'claude', model: 'claude-x', requestId: 'req_1' } as ProviderCall;
 
-async function eventsOf(name: string): Promise<SseJsonEvent[]> {
-  const bytes = loadFixture('anthropic', name).body;
-  const events: SseJsonEvent[] = [];
-  for await (const e of decodeSseJson((async function* () { yield new Uint8Array(bytes); })())) events.push(e);
-  return events;
-}
+const eventsOf = (name: string) => sseEventsOf('anthropic', name);
 
 function translate(events: SseJsonEvent[]): ChatCompletionChunk[] {
   const t = createStreamTranslator(call);

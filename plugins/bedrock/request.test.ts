@@ -4,24 +4,12 @@ import type { ChatCompletionRequest, ChatMessage } from '../../src/openai-types.
 import type { ProviderCall } from '../../src/plugin-api.ts';
 import { GatewayError } from '../../src/errors.ts';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
+import { callFactory } from '../../test/helpers/provider-call.ts';
 import { buildConverseBody, buildConverseRequest, conversePath, type RequestSettings } from './request.ts';
 
 const recorded = (name: string) => loadFixture('bedrock', name).request as Record<string, any>;
 
-function callOf(request: Partial<ChatCompletionRequest>, extra: Partial<ProviderCall> = {}): ProviderCall {
-  return {
-    provider: 'aws',
-    request: { model: 'alias', messages: [{ role: 'user', content: 'hi' }], ...request } as ChatCompletionRequest,
-    model: 'us.amazon.nova-micro-v1:0',
-    stream: Boolean(request.stream),
-    signal: new AbortController().signal,
-    requestId: 'req_test',
-    log: { info: vi.fn() } as unknown as ProviderCall['log'],
-    dropUnsupportedParams: false,
-    timeouts: { connectMs: 1000, firstByteMs: 1000, idleMs: 1000, totalMs: 1000 } as ProviderCall['timeouts'],
-    ...extra,
-  };
-}
+const callOf = callFactory({ provider: 'aws', model: 'us.amazon.nova-micro-v1:0' });
 
 const build = (request: Partial<ChatCompletionRequest>, settings: RequestSettings = {}, extra: Partial<ProviderCall> = {}) => buildConverseBody(callOf(request, extra), settings);
 

@@ -1,9 +1,10 @@
 /** OpenAI request → exact Gemini generateContent body, checked against recorded requests where they fit. */
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChatCompletionRequest } from '../../src/openai-types.ts';
 import type { ProviderCall } from '../../src/plugin-api.ts';
 import { GatewayError } from '../../src/errors.ts';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
+import { callFactory } from '../../test/helpers/provider-call.ts';
 import { buildGenerateRequest, type RequestSettings } from './request.ts';
 import { SKIP_SIGNATURE } from './contents.ts';
 import { modelPath } from './index.ts';
@@ -14,20 +15,7 @@ function recorded(name: string): Record<string, any> {
   return Object.keys(generationConfig ?? {}).length ? { ...rest, generationConfig } : rest;
 }
 
-function callOf(request: Partial<ChatCompletionRequest>, extra: Partial<ProviderCall> = {}): ProviderCall {
-  return {
-    provider: 'g',
-    request: { model: 'alias', messages: [{ role: 'user', content: 'hi' }], ...request } as ChatCompletionRequest,
-    model: 'gemini-2.0-flash',
-    stream: Boolean(request.stream),
-    signal: new AbortController().signal,
-    requestId: 'req_test',
-    log: { info: vi.fn() } as unknown as ProviderCall['log'],
-    dropUnsupportedParams: false,
-    timeouts: { connectMs: 1000, firstByteMs: 1000, idleMs: 1000, totalMs: 1000 } as ProviderCall['timeouts'],
-    ...extra,
-  };
-}
+const callOf = callFactory({ provider: 'g', model: 'gemini-2.0-flash' });
 
 const build = (request: Partial<ChatCompletionRequest>, extra: Partial<ProviderCall> = {}, settings: RequestSettings = {}) => buildGenerateRequest(callOf(request, extra), settings);
 

@@ -2,21 +2,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk } from '../../src/openai-types.ts';
 import type { ProviderCall } from '../../src/plugin-api.ts';
-import { decodeSseJson, type SseJsonEvent } from '../../src/providers/http-provider.ts';
+import type { SseJsonEvent } from '../../src/providers/http-provider.ts';
 import { UpstreamError } from '../../src/providers/upstream-error.ts';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
+import { sseEventsOf } from '../../test/helpers/provider-call.ts';
 import { expectValid } from '../../test/helpers/schema.ts';
 import { createStreamTranslator } from './stream.ts';
 
 const call = { provider: 'g', model: 'gemini-x', requestId: 'req_1' } as ProviderCall;
 
-/** The fixture's bytes through the core's SSE decoder, as the gateway would see them. */
-async function eventsOf(name: string): Promise<SseJsonEvent[]> {
-  const bytes = loadFixture('gemini', name).body;
-  const events: SseJsonEvent[] = [];
-  for await (const e of decodeSseJson((async function* () { yield new Uint8Array(bytes); })())) events.push(e);
-  return events;
-}
+const eventsOf = (name: string) => sseEventsOf('gemini', name);
 
 const event = (data: unknown): SseJsonEvent => ({ data });
 

@@ -13,9 +13,8 @@
  */
 import type { ChatMessage, ContentPart } from '../../src/openai-types.ts';
 import type { ProviderCall } from '../../src/plugin-api.ts';
-import { GatewayError } from '../../src/errors.ts';
 import { unsupportedParam } from '../../src/providers/params.ts';
-import { parseArguments, parseDataUrl, partsOf, textOf } from '../../src/protocol/content.ts';
+import { parseDataUrl, partsOf, textOf, toolCallArguments } from '../../src/protocol/content.ts';
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
 export interface AnthropicMessage {
@@ -64,13 +63,7 @@ function assistantBlocks(m: ChatMessage, i: number): AnthropicBlock[] {
   const text = textOf(m.content);
   if (text) blocks.push({ type: 'text', text });
   (m.tool_calls ?? []).forEach((tc, j) => {
-    const param = `messages[${i}].tool_calls[${j}].function.arguments`;
-    let input: Record<string, unknown>;
-    try {
-      input = parseArguments(tc.function?.arguments);
-    } catch {
-      throw new GatewayError('invalid_request', `Invalid '${param}': not valid JSON.`, { param });
-    }
+    const input = toolCallArguments(tc, i, j);
     blocks.push({ type: 'tool_use', id: tc.id, name: tc.function?.name, input });
   });
   return blocks;

@@ -9,7 +9,7 @@
 import type { ChatCompletionRequest, FunctionTool } from '../../src/openai-types.ts';
 import type { ProviderCall } from '../../src/plugin-api.ts';
 import { GatewayError } from '../../src/errors.ts';
-import { checkSamplingExtras, checkUnsupported, unsupportedParam } from '../../src/providers/params.ts';
+import { checkSamplingExtras, checkUnsupported, functionOf, unsupportedParam } from '../../src/providers/params.ts';
 import { translateMessages } from './messages.ts';
 
 export interface RequestSettings {
@@ -79,11 +79,8 @@ function checkParams(call: ProviderCall): void {
 }
 
 function toolOf(tool: FunctionTool, i: number, call: ProviderCall): Record<string, unknown> | undefined {
-  if (tool.type !== 'function' || !tool.function) {
-    unsupportedParam(call, `tools[${i}]`, `of type "${tool.type}" is not supported`);
-    return undefined;
-  }
-  const f = tool.function;
+  const f = functionOf(tool, i, call);
+  if (!f) return undefined;
   const out: Record<string, unknown> = { name: f.name };
   if (f.description) out.description = f.description;
   out.input_schema = f.parameters ?? { type: 'object', properties: {} };

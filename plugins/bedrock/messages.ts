@@ -18,9 +18,8 @@
  */
 import type { ChatMessage, ContentPart } from '../../src/openai-types.ts';
 import type { ProviderCall } from '../../src/plugin-api.ts';
-import { GatewayError } from '../../src/errors.ts';
 import { unsupportedParam } from '../../src/providers/params.ts';
-import { parseArguments, parseDataUrl, partsOf, textOf } from '../../src/protocol/content.ts';
+import { parseDataUrl, partsOf, textOf, toolCallArguments } from '../../src/protocol/content.ts';
 
 export type ConverseBlock = Record<string, unknown>;
 export interface ConverseMessage {
@@ -111,13 +110,7 @@ function assistantBlocks(m: ChatMessage, i: number): ConverseBlock[] {
   const text = textOf(m.content);
   if (text.trim()) blocks.push({ text });
   (m.tool_calls ?? []).forEach((tc, j) => {
-    const param = `messages[${i}].tool_calls[${j}].function.arguments`;
-    let input: Record<string, unknown>;
-    try {
-      input = parseArguments(tc.function?.arguments);
-    } catch {
-      throw new GatewayError('invalid_request', `Invalid '${param}': not valid JSON.`, { param });
-    }
+    const input = toolCallArguments(tc, i, j);
     blocks.push({ toolUse: { toolUseId: tc.id, name: tc.function?.name, input } });
   });
   return blocks;

@@ -20,7 +20,7 @@ import type { ChatCompletionRequest, FunctionTool } from '../../src/openai-types
 import type { ProviderCall } from '../../src/plugin-api.ts';
 import type { HttpRequestSpec } from '../../src/providers/http-provider.ts';
 import { GatewayError } from '../../src/errors.ts';
-import { checkSamplingExtras, checkUnsupported, unsupportedParam } from '../../src/providers/params.ts';
+import { checkSamplingExtras, checkUnsupported, functionOf, unsupportedParam } from '../../src/providers/params.ts';
 import { translateMessages, type TranslatedMessages } from './messages.ts';
 
 export interface RequestSettings {
@@ -112,11 +112,8 @@ function toolConfigOf(call: ProviderCall, translated: TranslatedMessages): Recor
 }
 
 function toolSpecOf(tool: FunctionTool, i: number, call: ProviderCall): Record<string, unknown> | undefined {
-  if (tool.type !== 'function' || !tool.function) {
-    unsupportedParam(call, `tools[${i}]`, `of type "${tool.type}" is not supported`);
-    return undefined;
-  }
-  const f = tool.function;
+  const f = functionOf(tool, i, call);
+  if (!f) return undefined;
   const spec: Record<string, unknown> = { name: f.name };
   // Bedrock rejects an empty description: leave it out.
   if (f.description?.trim()) spec.description = f.description;

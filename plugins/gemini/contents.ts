@@ -20,7 +20,7 @@ import type { ChatMessage, ContentPart, ToolCall } from '../../src/openai-types.
 import type { ProviderCall } from '../../src/plugin-api.ts';
 import { GatewayError } from '../../src/errors.ts';
 import { unsupportedParam } from '../../src/providers/params.ts';
-import { parseArguments, parseDataUrl, partsOf, textOf } from '../../src/protocol/content.ts';
+import { parseDataUrl, partsOf, textOf, toolCallArguments } from '../../src/protocol/content.ts';
 import type { GeminiContent, GeminiPart } from './native.ts';
 import { generationOf } from './model.ts';
 
@@ -84,13 +84,7 @@ function modelParts(m: ChatMessage, i: number, names: Map<string, string>, needs
   const text = textOf(m.content);
   if (text) parts.push({ text });
   const calls: GeminiPart[] = (m.tool_calls ?? []).map((tc, j) => {
-    const param = `messages[${i}].tool_calls[${j}].function.arguments`;
-    let args: Record<string, unknown>;
-    try {
-      args = parseArguments(tc.function?.arguments);
-    } catch {
-      throw new GatewayError('invalid_request', `Invalid '${param}': not valid JSON.`, { param });
-    }
+    const args = toolCallArguments(tc, i, j);
     const name = tc.function?.name ?? '';
     names.set(tc.id, name);
     const part: GeminiPart = { functionCall: { name, args } };

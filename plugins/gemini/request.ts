@@ -21,7 +21,7 @@
  */
 import type { FunctionTool } from '../../src/openai-types.ts';
 import type { ProviderCall } from '../../src/plugin-api.ts';
-import { checkUnsupported, unsupportedParam } from '../../src/providers/params.ts';
+import { checkUnsupported, functionOf, unsupportedParam } from '../../src/providers/params.ts';
 import { translateMessages } from './contents.ts';
 import { generationOf } from './model.ts';
 
@@ -146,11 +146,8 @@ function camelKeys(o: Record<string, unknown>): Record<string, unknown> {
 }
 
 function declarationOf(tool: FunctionTool, i: number, call: ProviderCall): Record<string, unknown> | undefined {
-  if (tool.type !== 'function' || !tool.function) {
-    unsupportedParam(call, `tools[${i}]`, `of type "${tool.type}" is not supported`);
-    return undefined;
-  }
-  const f = tool.function;
+  const f = functionOf(tool, i, call);
+  if (!f) return undefined;
   const out: Record<string, unknown> = { name: f.name };
   if (f.description) out.description = f.description;
   // JSON Schema as is (`parametersJsonSchema`), not Gemini's OpenAPI subset (`parameters`).

@@ -1,5 +1,6 @@
 /** Helpers every provider translation needs for OpenAI message content. */
-import type { ChatMessage, ContentPart } from '../openai-types.ts';
+import type { ChatMessage, ContentPart, ToolCall } from '../openai-types.ts';
+import { GatewayError } from '../errors.ts';
 
 /** The text of a message's content: the string itself, or its text parts joined. */
 export function textOf(content: ChatMessage['content']): string {
@@ -27,4 +28,17 @@ export function parseArguments(args: string | undefined): Record<string, unknown
   if (!args || !args.trim()) return {};
   const value: unknown = JSON.parse(args);
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
+}
+
+/**
+ * The arguments of the `callIndex`-th tool call of message `messageIndex`, as an object; a
+ * string that is not JSON is the client's mistake, answered with a 400 naming the field.
+ */
+export function toolCallArguments(tc: ToolCall, messageIndex: number, callIndex: number): Record<string, unknown> {
+  const param = `messages[${messageIndex}].tool_calls[${callIndex}].function.arguments`;
+  try {
+    return parseArguments(tc.function?.arguments);
+  } catch {
+    throw new GatewayError('invalid_request', `Invalid '${param}': not valid JSON.`, { param });
+  }
 }

@@ -1,6 +1,7 @@
 /** Shared handling of request parameters a provider cannot honour. */
 import { GatewayError } from '../errors.ts';
 import type { ProviderCall } from '../plugin-api.ts';
+import type { FunctionTool } from '../openai-types.ts';
 
 /**
  * Call for each parameter present in the request that the provider cannot honour. Answers 400
@@ -40,4 +41,11 @@ export function checkSamplingExtras(call: ProviderCall): void {
   if (bias && typeof bias === 'object' && Object.keys(bias).length) unsupportedParam(call, 'logit_bias');
   const modalities = r.modalities;
   if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) unsupportedParam(call, 'modalities', 'other than ["text"] are not supported');
+}
+
+/** The function of `tools[index]`; any other kind of tool is unsupported (400, or dropped: undefined). */
+export function functionOf(tool: FunctionTool, index: number, call: ProviderCall): FunctionTool['function'] | undefined {
+  if (tool.type === 'function' && tool.function) return tool.function;
+  unsupportedParam(call, `tools[${index}]`, `of type "${tool.type}" is not supported`);
+  return undefined;
 }

@@ -1,0 +1,105 @@
+/**
+ * A Node that satisfies package.json's `engines.node`, for the `switchyard` bin and for the npm
+ * scripts (scripts/node22.mjs). When the running Node is older, Node 24 LTS is used from
+ * ~/.node24, installed there first from the npm registry if needed (the `node` package ships the
+ * binary); when that fails too, the caller stops with one line saying what to install.
+ *
+ * Plain JavaScript (ES2019, no dependencies) so that an old Node can parse it and say what it
+ * needs, instead of crashing inside a dependency that uses a newer Node API.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+
+/** The `engines.node` minimum as [major, minor, patch], e.g. ">=22.19.0" → [22, 19, 0]. */
+export const MINIMUM = versionParts(pkg.engines.node);
+export const MINIMUM_TEXT = MINIMUM.join('.');
+/** Where Node 24 is installed when the machine's Node is too old. */
+export const PREFIX = join(homedir(), '.node24');
+const PREFIX_NODE = join(PREFIX, 'node_modules', 'node', 'bin', process.platform === 'win32' ? 'node.exe' : 'node');
+
+/** Set on a re-run, so that a Node that still does not fit stops instead of looping. */
+const RERUN_MARK = 'SWITCHYARD_NODE_RERUN';
+
+export class NodeUnavailable extends Error {}
+
+function versionParts(text) {
+  const m = /(\d+)\.(\d+)\.(\d+)/.exec(String(text));
+  if (!m) throw new Error(`cannot read a version from "${text}"`);
+  return [Number(m[1]), Number(m[2]), Number(m[3])];
+}
+
+/** Whether a version such as "22.19.0" or "v20.20.2" satisfies the engines minimum. */
+export function satisfies(version) {
+  const parts = versionParts(version);
+  for (let i = 0; i < 3; i++) if (parts[i] !== MINIMUM[i]) return parts[i] > MINIMUM[i];
+  return true;
+}
+
+function versionOf(node) {
+  try {
+    return execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The absolute path of a Node binary that satisfies the engines minimum: this process's own when
+ * it fits, else ~/.node24's (installed now if missing). Throws NodeUnavailable with a one-line
+ * message otherwise.
+ */
+export function suitableNode() {
+  if (satisfies(process.versions.node)) return process.execPath;
+  const needs = `Switchyard needs Node >= ${MINIMUM_TEXT} (this is Node ${process.version})`;
+  if (process.env[RERUN_MARK]) throw new NodeUnavailable(`${needs}; install Node 24 LTS from https://nodejs.org and run it again`);
+  let version = existsSync(PREFIX_NODE) ? versionOf(PREFIX_NODE) : undefined;
+  if (!version || !satisfies(version)) {
+    process.stderr.write(`${needs}: installing Node 24 LTS into ${PREFIX} ...\n`);
+    try {
+      // npm's output goes to stderr so that a command's own stdout (validate, --version) stays clean.
+      execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['install', '--prefix', PREFIX, 'node@24', '--no-audit', '--no-fund', '--loglevel=error'], {
+        stdio: ['ignore', 2, 2],
+        shell: process.platform === 'win32',
+      });
+    } catch (err) {
+      throw new NodeUnavailable(`${needs} and installing Node 24 into ${PREFIX} failed (${String(err.message).split('\n')[0]}); install Node 24 LTS from https://nodejs.org and run it again`);
+    }
+    version = versionOf(PREFIX_NODE);
+    if (!version || !satisfies(version)) throw new NodeUnavailable(`${needs} and ${PREFIX_NODE} does not run; install Node 24 LTS from https://nodejs.org and run it again`);
+  }
+  return PREFIX_NODE;
+}
+
+/**
+ * Runs `node args...` in place of this process: replaced by it where Node can (process.execve,
+ * Node >= 22.15 on POSIX, so no parent lingers), else as a child whose exit code and signals
+ * this process passes on.
+ */
+export function rerun(node, args, env) {
+  const childEnv = Object.assign({}, env || process.env);
+  childEnv[RERUN_MARK] = '1';
+  if (typeof process.execve === 'function') process.execve(node, [node].concat(args), childEnv);
+  runChild(node, args, childEnv);
+}
+
+/**
+ * Runs a command as a child with inherited stdio and exits with its code. SIGTERM and SIGHUP are
+ * passed on; SIGINT only when not on a terminal, because Ctrl-C already reaches the whole
+ * foreground process group and a second SIGINT would cut the gateway's graceful shutdown short.
+ */
+export function runChild(command, args, env) {
+  const child = spawn(command, args, { stdio: 'inherit', env: env || process.env, shell: process.platform === 'win32' && /\.cmd$/i.test(command) });
+  const forward = (signal) => () => child.kill(signal);
+  process.on('SIGTERM', forward('SIGTERM'));
+  if (process.platform !== 'win32') process.on('SIGHUP', forward('SIGHUP'));
+  process.on('SIGINT', process.stdin.isTTY ? () => {} : forward('SIGINT'));
+  child.on('exit', (code, signal) => process.exit(code === null ? (signal ? 1 : 0) : code));
+  child.on('error', (err) => {
+    process.stderr.write(`cannot run ${command}: ${err.message}\n`);
+    process.exit(1);
+  });
+}

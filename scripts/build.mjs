@@ -1,0 +1,30 @@
+/**
+ * npm run build (and prepack): dist/ from scratch with tsc (tsconfig.build.json), then a check
+ * that everything the compiled package loads at run time is there: the CLI, the resolve hook the
+ * bin registers, the JSON schemas the sources import, and every built-in plugin.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist');
+rmSync(dist, { recursive: true, force: true });
+
+const tsc = spawnSync('tsc', ['-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+if (tsc.status !== 0) {
+  console.error(tsc.error ? `cannot run tsc: ${tsc.error.message}` : 'build failed: tsc reported errors (above)');
+  process.exit(1);
+}
+
+const plugins = readdirSync(path.join(root, 'plugins'), { withFileTypes: true })
+  .filter((e) => e.isDirectory() && e.name !== 'examples' && !e.name.startsWith('zz-'))
+  .map((e) => `plugins/${e.name}/index.js`);
+const expected = ['src/cli.js', 'src/index.d.ts', 'src/kit/index.d.ts', 'src/plugins/generation-hooks.mjs', 'schemas/gateway.schema.json', 'schemas/chat-request.schema.json', ...plugins];
+const missing = expected.filter((file) => !existsSync(path.join(dist, file)));
+if (missing.length > 0) {
+  console.error(`build incomplete: dist/ lacks ${missing.join(', ')}`);
+  process.exit(1);
+}
+console.log(`dist/: built (${expected.length} entry points checked)`);

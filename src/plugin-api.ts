@@ -1,41 +1,114 @@
 /**
- * The contracts between the core and its plugins. Provider plugins and pipeline stages import
- * these types (and the define* helpers) from the package entry; the loader checks `apiVersion`.
+ * The contract between the core and its plugins: every type a provider plugin or a pipeline
+ * stage touches, and the define* helpers. A leaf: it imports only the wire types and the error
+ * catalogue; the core's implementations import it, never the reverse. Plugin authors import it
+ * through the package entry (`switchyard-gateway`); the loader checks `apiVersion`.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Usage } from './openai-types.ts';
 import type { GatewayError } from './errors.ts';
-import type { UpstreamError } from './providers/upstream-error.ts';
-import type { Clock } from './runtime/clock.ts';
-import type { RetryPolicy, Timeouts } from './routing/policy.ts';
-import type { Strategy } from './routing/order.ts';
-import type { TargetState } from './routing/target-state.ts';
-import type { FailureCategory } from './providers/upstream-error.ts';
-import type { Price } from './config/types.ts';
 
 export const PLUGIN_API_VERSION = 1;
 
 export type { Logger };
 export type JsonSchema = Record<string, unknown>;
 
+// ---------------------------------------------------------------- time and policies
+
+/** Time and randomness, injectable so that retry and routing tests are deterministic. */
+export interface Clock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  random(): number;
+}
+
+/** What may be retried: `connect`, `timeout`, `5xx`, or an HTTP status. */
+export type RetryOn = 'connect' | 'timeout' | '5xx' | number;
+
+export interface RetryPolicy {
+  /** Tries per target, the first included. */
+  attempts: number;
+  backoff: { initialMs: number; maxMs: number; multiplier: number };
+  retryOn: readonly RetryOn[];
+  /** A Retry-After longer than this is not waited for: the next target is tried instead. */
+  maxRetryAfterMs: number;
+  /** Time from the request's arrival after which no new attempt or wait starts; attempts are cut to fit. */
+  budgetMs?: number;
+}
+
+export interface Timeouts {
+  /** TCP (and TLS) connect. */
+  connectMs: number;
+  /** From sending the request to the response headers. */
+  firstByteMs: number;
+  /** Longest gap between two body chunks (stream events, or a slow JSON body). */
+  idleMs: number;
+  /** One attempt, until its answer is complete (streams: until the first chunk). */
+  totalMs: number;
+}
+
+export type Strategy = 'fallback' | 'weighted' | 'least-latency' | 'least-busy';
+
+/** USD per million tokens. */
+export interface Price {
+  input: number;
+  output: number;
+  cachedInput?: number;
+}
+
+// ---------------------------------------------------------------- upstream failures
+
+/** Refusals another model may not have, for `fallbacks:`. */
+export type FailureCategory = 'context_window' | 'content_policy';
+
+/** What a provider's native error body says, in its own words. */
+export interface UpstreamFailure {
+  message: string;
+  /** The provider's own error code or type, if it has one (kept in the client message). */
+  code?: string | null;
+  /** The request field the provider blames, when it says. */
+  param?: string | null;
+  /** Override the status-based retry decision (e.g. a 400 that is really "overloaded"). */
+  retryable?: boolean;
+  /** Client-visible status override for odd providers (e.g. auth failure reported as 400). */
+  status?: number;
+  /** What kind of refusal this is, for `fallbacks:` (guessed from the message when unset). */
+  category?: FailureCategory;
+  /** A wait the provider asked for in its body (used when no Retry-After header came). */
+  retryAfterMs?: number;
+}
+
 // ---------------------------------------------------------------- providers
 
-/** What the provider can honour; the conformance battery and (later) parameter checks read it. */
+/**
+ * What the provider can honour. The core reads it: before an attempt's request is built it
+ * refuses (400 `unsupported_parameter`) or, with `dropUnsupportedParams`, drops what is not
+ * supported; the conformance battery runs the scenarios the declaration allows.
+ */
 export interface ProviderCapabilities {
+  /** `stream: true` (default true). */
   streaming?: boolean;
+  /** `tools` / `tool_choice` (default true). */
   tools?: boolean;
+  /** Image content parts (default true). */
   images?: boolean;
+  /** `response_format` json_object / json_schema (default true). */
   responseFormat?: boolean;
-  /** Parameters the provider cannot honour at all. */
-  unsupportedParams?: string[];
+  /**
+   * `n` above 1, `logprobs`/`top_logprobs`, non-zero penalties, a non-empty `logit_bias`,
+   * non-text `modalities` (default true). When false their no-op values still pass.
+   */
+  samplingExtras?: boolean;
+  /** Parameters the provider cannot honour at any value. */
+  unsupportedParams?: readonly string[];
 }
 
 /** One attempt against one provider. */
 export interface ProviderCall {
   /** The provider's name in gateway.yaml, for error messages. */
   readonly provider: string;
-  /** The client's request as validated. Treat it as read-only: a retry re-uses it. */
+  /** The client's request as validated (minus dropped parameters). Read-only: a retry re-uses it. */
   readonly request: ChatCompletionRequest;
   /** The upstream model this attempt targets (from the alias target, never the alias). */
   readonly model: string;
@@ -97,11 +170,17 @@ export interface ProviderPlugin<Options = Record<string, unknown>> {
   create(options: Options, env: ProviderEnv): ProviderInstance | Promise<ProviderInstance>;
 }
 
+/**
+ * Declares a provider plugin (identity at run time; it types the object).
+ *
+ * @example
+ * export default defineProvider({ apiVersion: 1, kind: 'provider', id: 'acme', optionsSchema: {}, create: () => instance });
+ */
 export function defineProvider<Options>(plugin: ProviderPlugin<Options>): ProviderPlugin<Options> {
   return plugin;
 }
 
-// ---------------------------------------------------------------- pipeline
+// ---------------------------------------------------------------- routing
 
 export interface KeyIdentity {
   name: string;
@@ -109,15 +188,36 @@ export interface KeyIdentity {
   allows(model: string): boolean;
 }
 
+/** Whether a target may take a request now: `probe` is the single trial after a cooldown. */
+export type Admission = 'yes' | 'probe' | 'no';
+
+/** Live state of one alias target, shared by the requests of a config generation. */
+export interface TargetHealth {
+  /** Requests in flight on the target (least-busy). */
+  inFlight: number;
+  /** Moving average of time to first token, in ms (least-latency); undefined until measured. */
+  readonly latencyMs: number | undefined;
+  admit(now: number): Admission;
+  /** Milliseconds until the target may take traffic again (0 when it may now). */
+  coolingFor(now: number): number;
+  recordSuccess(latencyMs?: number): void;
+  /** A failure that says the target is unhealthy (not a client mistake). */
+  recordFailure(now: number, retryAfterMs?: number): void;
+  /** The probe was abandoned without a verdict: let another request probe. */
+  releaseProbe(): void;
+}
+
 export interface RouteTarget {
   /** Provider name in gateway.yaml. */
   provider: string;
   model: string;
-  /** Set when the provider cannot serve (e.g. its API key is not configured). */
+  /** Set when the provider cannot serve (e.g. its API key is not configured); for the log and /readyz. */
   unavailable?: string;
   /** Alias setting, else the provider's: drop unsupported parameters rather than reject them. */
   dropUnsupportedParams: boolean;
   readonly instance: ProviderInstance;
+  /** The provider plugin's declaration (empty when it declares nothing). */
+  readonly capabilities: ProviderCapabilities;
   /** Relative share of traffic under the `weighted` strategy. */
   weight: number;
   /** USD per million tokens, when configured: the log line then carries the cost. */
@@ -125,7 +225,7 @@ export interface RouteTarget {
   retry: RetryPolicy;
   timeouts: Timeouts;
   /** Shared live state: in-flight count, latency average, cooldown breaker. */
-  readonly state: TargetState;
+  readonly state: TargetHealth;
 }
 
 export interface ModelRoute {
@@ -137,6 +237,8 @@ export interface ModelRoute {
   /** Other aliases tried when the upstream refuses for a reason another model may not have. */
   fallbacks: Partial<Record<FailureCategory, readonly string[]>>;
 }
+
+// ---------------------------------------------------------------- pipeline
 
 export interface AttemptRecord {
   provider: string;
@@ -153,6 +255,25 @@ export type GatewayResponse =
   | { kind: 'completion'; body: ChatCompletion }
   | { kind: 'stream'; chunks: AsyncIterable<ChatCompletionChunk> };
 
+/**
+ * One try against one target, as stages see it. The core's Attempt owns the whole of it:
+ * build the call → send → translate → normalise → prime the stream.
+ */
+export interface AttemptView {
+  /** 1 for the request's first attempt, counting every target. */
+  readonly number: number;
+  readonly target: RouteTarget;
+  /** Aborted when the client leaves or the attempt times out. */
+  readonly signal: AbortSignal;
+  readonly timeouts: Timeouts;
+  /** The call as the provider received it (set once sent). */
+  readonly call: ProviderCall | undefined;
+  /** The provider's raw answer (set once sent). */
+  readonly native: NativeResponse | undefined;
+  /** The translated answer (set by `transform-response`). */
+  readonly response: GatewayResponse | undefined;
+}
+
 /** One request's state as it moves through the pipeline. */
 export interface RequestContext {
   readonly id: string;
@@ -168,16 +289,9 @@ export interface RequestContext {
   key?: KeyIdentity;
   /** Set by `route`. */
   route?: ModelRoute;
-  /** The target of the current attempt (set by `retry`, else the route's first). */
-  target?: RouteTarget;
-  /** Set by `retry` for the current attempt: its abort signal (client gone or timed out) and limits. */
-  attempt?: { signal: AbortSignal; timeouts: Timeouts };
-  /** The current attempt's call as its provider received it. */
-  call?: ProviderCall;
-  /** The provider's raw answer to the current attempt (set by the dispatcher at the chain's end). */
-  upstream?: NativeResponse;
-  /** The translated answer (set by `transform-response`). */
-  response?: GatewayResponse;
+  /** The current (or last) attempt (started by `retry`, else by the dispatcher). */
+  attempt?: AttemptView;
+  /** Every target tried or skipped, in order. */
   attempts: AttemptRecord[];
   /** Filled from the completion or from the stream's usage chunk. */
   usage?: Usage;
@@ -191,8 +305,6 @@ export interface RequestContext {
   streamError?: GatewayError;
   /** Extra headers for the client's response. */
   readonly responseHeaders: Record<string, string>;
-  /** Scratch space for custom stages; namespace your keys. */
-  readonly state: Record<string, unknown>;
 }
 
 export type Next = () => Promise<void>;
@@ -203,6 +315,7 @@ export interface StageInstance {
    * The request path, in `pipeline:` order (an onion): code before `await next()` runs on the
    * way in, code after it on the way back. `next()` may be called again after it settles
    * (that is how `retry` re-runs the inner stages per attempt). Throw a GatewayError to answer.
+   * Per-request data of a stage belongs to the stage (a WeakMap keyed by the context).
    */
   handle?(ctx: RequestContext, next: Next): Promise<void>;
   /**
@@ -210,6 +323,11 @@ export interface StageInstance {
    * even when an earlier stage answered. Errors here are logged, never sent.
    */
   onResponse?(ctx: RequestContext): void | Promise<void>;
+  /**
+   * A stage that identifies callers also guards the routes outside the pipeline (GET /v1/models):
+   * the key of these headers, or a thrown GatewayError (401).
+   */
+  identify?(headers: IncomingHttpHeaders): KeyIdentity;
 }
 
 export interface StageEnv {
@@ -242,8 +360,12 @@ export interface StagePlugin<Options = Record<string, unknown>> {
   create(options: Options, env: StageEnv): StageInstance | Promise<StageInstance>;
 }
 
+/**
+ * Declares a pipeline stage (identity at run time; it types the object).
+ *
+ * @example
+ * export default defineStage({ apiVersion: 1, kind: 'stage', name: 'tag', create: () => ({ name: 'tag', async handle(ctx, next) { await next(); } }) });
+ */
 export function defineStage<Options>(plugin: StagePlugin<Options>): StagePlugin<Options> {
   return plugin;
 }
-
-export type { UpstreamError, Clock, RetryPolicy, Timeouts, Strategy, TargetState, FailureCategory };

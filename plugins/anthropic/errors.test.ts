@@ -1,13 +1,13 @@
 /** Anthropic error bodies → UpstreamFailure, and the client error they end up as. */
 import { describe, expect, it } from 'vitest';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import { UpstreamError } from 'switchyard-gateway/kit';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { readError, statusOf } from './errors.ts';
 
 const fixture = (name: string) => loadFixture('anthropic', name);
 const upstream = (name: string) => {
   const f = fixture(name);
-  return new UpstreamError('claude', 'http', f.status, readError(f.status, f.json, f.headers));
+  return UpstreamError.http('claude', f.status, readError(f.status, f.json, f.headers));
 };
 
 describe('readError', () => {
@@ -48,7 +48,7 @@ describe('readError', () => {
 
   it('prompt too long is a context-window refusal (for fallbacks)', () => {
     const failure = readError(400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } }, {});
-    expect(new UpstreamError('claude', 'http', 400, failure).category).toBe('context_window');
+    expect(UpstreamError.http('claude', 400, failure).category).toBe('context_window');
   });
 
   it('statusOf maps in-stream error types to Anthropic’s HTTP statuses', () => {

@@ -3,8 +3,7 @@
  * type becomes the failure's code; request_id is not echoed to clients. HTTP 529 (overloaded) is
  * retryable like any 5xx; Anthropic's `x-should-retry` header, when present, decides instead.
  */
-import type { UpstreamFailure } from '../../src/providers/upstream-error.ts';
-import type { Headers } from '../../src/providers/http-provider.ts';
+import type { UpstreamFailure, Headers } from 'switchyard-gateway';
 
 /** HTTP status Anthropic uses for each error type (for errors that arrive inside a stream). */
 const STATUS: Record<string, number> = {

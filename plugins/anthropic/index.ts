@@ -3,7 +3,7 @@
  * answers, named-event streams, tool use, images, prompt-cache usage and errors, translated to
  * and from the OpenAI wire format.
  */
-import { defineHttpProvider } from '../../src/providers/http-provider.ts';
+import { defineHttpProvider } from 'switchyard-gateway';
 import { buildMessagesRequest } from './request.ts';
 import { toCompletion } from './response.ts';
 import { createStreamTranslator } from './stream.ts';

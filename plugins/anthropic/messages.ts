@@ -11,10 +11,8 @@
  *   (`file.file_data`) → a document block. Audio and file ids are unsupported parameters.
  * - Turns with nothing in them are left out (the API rejects empty content and empty text blocks).
  */
-import type { ChatMessage, ContentPart } from '../../src/openai-types.ts';
-import type { ProviderCall } from '../../src/plugin-api.ts';
-import { unsupportedParam } from '../../src/providers/params.ts';
-import { parseDataUrl, partsOf, textOf, toolCallArguments } from '../../src/protocol/content.ts';
+import type { ChatMessage, ContentPart, ProviderCall } from 'switchyard-gateway';
+import { unsupportedParam, parseDataUrl, partsOf, textOf, toolCallArguments } from 'switchyard-gateway/kit';
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
 export interface AnthropicMessage {

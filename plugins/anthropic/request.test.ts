@@ -1,8 +1,7 @@
 /** OpenAI request → exact Anthropic Messages body, checked against recorded requests where they fit. */
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionRequest } from '../../src/openai-types.ts';
-import type { ProviderCall } from '../../src/plugin-api.ts';
-import { GatewayError } from '../../src/errors.ts';
+import type { ChatCompletionRequest, ProviderCall } from 'switchyard-gateway';
+import { GatewayError } from 'switchyard-gateway/kit';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { callFactory } from '../../test/helpers/provider-call.ts';
 import { buildMessagesRequest, type RequestSettings } from './request.ts';

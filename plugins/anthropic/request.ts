@@ -6,10 +6,8 @@
  * dropped with `dropUnsupportedParams`); a parameter set to its no-op value (`n: 1`,
  * `logprobs: false`, a zero penalty, an empty `logit_bias`) is accepted and left out.
  */
-import type { ChatCompletionRequest, FunctionTool } from '../../src/openai-types.ts';
-import type { ProviderCall } from '../../src/plugin-api.ts';
-import { GatewayError } from '../../src/errors.ts';
-import { checkSamplingExtras, checkUnsupported, functionOf, unsupportedParam } from '../../src/providers/params.ts';
+import type { ChatCompletionRequest, FunctionTool, ProviderCall } from 'switchyard-gateway';
+import { GatewayError, checkSamplingExtras, checkUnsupported, functionOf, unsupportedParam } from 'switchyard-gateway/kit';
 import { translateMessages } from './messages.ts';
 
 export interface RequestSettings {

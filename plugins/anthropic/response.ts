@@ -4,9 +4,8 @@
  * thinking is exposed as `reasoning_content` (the field OpenAI-compatible servers use for it);
  * redacted thinking, citations and server-tool blocks are left out.
  */
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../src/openai-types.ts';
-import type { ProviderCall } from '../../src/plugin-api.ts';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import type { ChatCompletion, FinishReason, ToolCall, Usage, ProviderCall } from 'switchyard-gateway';
+import { UpstreamError } from 'switchyard-gateway/kit';
 import { failureOf, statusOf } from './errors.ts';
 
 export interface AnthropicUsage {
@@ -48,7 +47,7 @@ export function usageOf(u: AnthropicUsage): Usage {
 
 export function toCompletion(body: unknown, call: ProviderCall): ChatCompletion {
   const r = body as AnthropicResponse & { type?: string; error?: { type?: string } };
-  if (r && typeof r === 'object' && r.type === 'error') throw new UpstreamError(call.provider, 'http', statusOf(r.error?.type), failureOf(r));
+  if (r && typeof r === 'object' && r.type === 'error') throw UpstreamError.http(call.provider, statusOf(r.error?.type), failureOf(r));
   if (!r || typeof r !== 'object' || !Array.isArray(r.content)) throw new SyntaxError('the answer has no content array');
   let text = '';
   let reasoning = '';

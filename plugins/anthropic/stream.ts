@@ -16,11 +16,8 @@
  * and until the first chunk exists the core can still retry, fall back or answer a proper HTTP
  * error. A stream that ends without message_stop is a protocol failure.
  */
-import type { ChatCompletionChunk, FinishReason } from '../../src/openai-types.ts';
-import type { ProviderCall, StreamTranslator } from '../../src/plugin-api.ts';
-import type { SseJsonEvent } from '../../src/providers/http-provider.ts';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
-import { ChunkBuilder, type ChunkDelta } from '../../src/protocol/chunks.ts';
+import type { ChatCompletionChunk, FinishReason, ProviderCall, StreamTranslator } from 'switchyard-gateway';
+import { UpstreamError, ChunkBuilder, type SseJsonEvent, type ChunkDelta } from 'switchyard-gateway/kit';
 import { finishReason, usageOf, type AnthropicUsage } from './response.ts';
 import { failureOf, statusOf } from './errors.ts';
 
@@ -91,13 +88,13 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
           stopped = true;
           return chunks.usage(usageOf(usage));
         case 'error':
-          throw new UpstreamError(call.provider, 'http', statusOf(data.error?.type), failureOf(data));
+          throw UpstreamError.http(call.provider, statusOf(data.error?.type), failureOf(data));
         default:
           return undefined; // ping, content_block_stop, event types added later
       }
     },
     end() {
-      if (!stopped) throw new UpstreamError(call.provider, 'protocol', 200, { message: 'the stream ended early (no message_stop)' });
+      if (!stopped) throw UpstreamError.protocol(call.provider, 'the stream ended early (no message_stop)');
       return undefined;
     },
   };

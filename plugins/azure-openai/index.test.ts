@@ -1,8 +1,7 @@
 /** Azure's URLs, stream quirks and error bodies. */
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionChunk } from '../../src/openai-types.ts';
-import { decodeSseJson, type SseJsonEvent } from '../../src/providers/http-provider.ts';
-import { UpstreamError, categorize } from '../../src/providers/upstream-error.ts';
+import type { ChatCompletionChunk } from 'switchyard-gateway';
+import { decodeSseJson, UpstreamError, categorize, type SseJsonEvent } from 'switchyard-gateway/kit';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { azurePath, createAzureStreamTranslator, readAzureError } from './index.ts';
 

@@ -13,11 +13,8 @@
  * - errors: `code` "429" as a string with the wait only in the message, and content-filter 400s
  *   whose `innererror` says which categories were filtered (kept in the message).
  */
-import { defineHttpProvider } from '../../src/providers/http-provider.ts';
-import { openAiStyleFailure } from '../../src/protocol/openai-errors.ts';
-import type { ChatCompletionChunk } from '../../src/openai-types.ts';
-import type { StreamTranslator } from '../../src/plugin-api.ts';
-import type { UpstreamFailure } from '../../src/providers/upstream-error.ts';
+import { defineHttpProvider, type ChatCompletionChunk, type StreamTranslator, type UpstreamFailure } from 'switchyard-gateway';
+import { openAiStyleFailure } from 'switchyard-gateway/kit';
 import { buildChatBody, createStreamTranslator as openAiStream, toCompletion } from '../openai/index.ts';
 
 export interface AzureOptions {

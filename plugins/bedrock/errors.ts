@@ -6,8 +6,7 @@
  * (`throttlingException`). The name decides the status: a few Bedrock statuses say the wrong
  * thing to an OpenAI client (ModelErrorException is a 424, a quota error a 400).
  */
-import type { UpstreamFailure } from '../../src/providers/upstream-error.ts';
-import type { Headers } from '../../src/providers/http-provider.ts';
+import type { UpstreamFailure, Headers } from 'switchyard-gateway';
 
 /** Exception name (lower-cased) → the status the gateway treats it as. */
 const STATUS: Record<string, number> = {

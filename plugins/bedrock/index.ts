@@ -5,9 +5,8 @@
  * response.ts, eventstream.ts + stream.ts (event stream → chunks), errors.ts, sign.ts.
  */
 import type { SignatureV4 } from '@smithy/signature-v4';
-import { defineHttpProvider } from '../../src/providers/http-provider.ts';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
-import type { ProviderEnv, ProviderPlugin } from '../../src/plugin-api.ts';
+import { defineHttpProvider, type ProviderEnv, type ProviderPlugin } from 'switchyard-gateway';
+import { UpstreamError } from 'switchyard-gateway/kit';
 import { buildConverseRequest, type RequestSettings } from './request.ts';
 import { toCompletion } from './response.ts';
 import { createStreamTranslator } from './stream.ts';
@@ -79,7 +78,7 @@ const http = defineHttpProvider<ResolvedOptions>({
   async signRequest(request, options) {
     if (!options.signer) {
       // Not the client's fault: a 401 names the provider config as the thing to fix, and fails over.
-      throw new UpstreamError(options.provider, 'http', 401, { message: options.missingCredentials ?? 'no AWS credentials' });
+      throw UpstreamError.http(options.provider, 401, { message: options.missingCredentials ?? 'no AWS credentials' });
     }
     return signatureHeaders(options.signer, request);
   },

@@ -16,10 +16,8 @@
  *   fetch). Inline files (`file.file_data` data URLs) → `document` blocks.
  * - Empty text blocks and empty turns are left out (Bedrock rejects blank text and empty content).
  */
-import type { ChatMessage, ContentPart } from '../../src/openai-types.ts';
-import type { ProviderCall } from '../../src/plugin-api.ts';
-import { unsupportedParam } from '../../src/providers/params.ts';
-import { parseDataUrl, partsOf, textOf, toolCallArguments } from '../../src/protocol/content.ts';
+import type { ChatMessage, ContentPart, ProviderCall } from 'switchyard-gateway';
+import { unsupportedParam, parseDataUrl, partsOf, textOf, toolCallArguments } from 'switchyard-gateway/kit';
 
 export type ConverseBlock = Record<string, unknown>;
 export interface ConverseMessage {

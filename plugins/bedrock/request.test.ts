@@ -1,8 +1,7 @@
 /** OpenAI request → exact Converse body, checked against recorded requests where they fit. */
 import { describe, expect, it, vi } from 'vitest';
-import type { ChatCompletionRequest, ChatMessage } from '../../src/openai-types.ts';
-import type { ProviderCall } from '../../src/plugin-api.ts';
-import { GatewayError } from '../../src/errors.ts';
+import type { ChatCompletionRequest, ChatMessage, ProviderCall } from 'switchyard-gateway';
+import { GatewayError } from 'switchyard-gateway/kit';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { callFactory } from '../../test/helpers/provider-call.ts';
 import { buildConverseBody, buildConverseRequest, conversePath, type RequestSettings } from './request.ts';

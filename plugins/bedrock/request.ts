@@ -16,11 +16,8 @@
  * penalty, an empty `logit_bias`) is accepted and left out. `parallel_tool_calls` is ignored:
  * Converse has no switch for it.
  */
-import type { ChatCompletionRequest, FunctionTool } from '../../src/openai-types.ts';
-import type { ProviderCall } from '../../src/plugin-api.ts';
-import type { HttpRequestSpec } from '../../src/providers/http-provider.ts';
-import { GatewayError } from '../../src/errors.ts';
-import { checkSamplingExtras, checkUnsupported, functionOf, unsupportedParam } from '../../src/providers/params.ts';
+import type { ChatCompletionRequest, FunctionTool, ProviderCall, HttpRequestSpec } from 'switchyard-gateway';
+import { GatewayError, checkSamplingExtras, checkUnsupported, functionOf, unsupportedParam } from 'switchyard-gateway/kit';
 import { translateMessages, type TranslatedMessages } from './messages.ts';
 
 export interface RequestSettings {

@@ -1,6 +1,6 @@
 /** Recorded Converse answers → OpenAI chat completions. */
 import { describe, expect, it } from 'vitest';
-import type { ProviderCall } from '../../src/plugin-api.ts';
+import type { ProviderCall } from 'switchyard-gateway';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { finishReason, toCompletion, usageOf } from './response.ts';
 

@@ -4,8 +4,7 @@
  * exposed as `reasoning_content` (the field OpenAI-compatible servers use). Bedrock does not echo
  * the model, so the answer names the target's model id.
  */
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../src/openai-types.ts';
-import type { ProviderCall } from '../../src/plugin-api.ts';
+import type { ChatCompletion, FinishReason, ToolCall, Usage, ProviderCall } from 'switchyard-gateway';
 
 export interface ConverseUsage {
   inputTokens?: number;

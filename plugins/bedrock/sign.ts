@@ -6,7 +6,7 @@
  */
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Hash } from '@smithy/hash-node';
-import type { OutgoingRequest } from '../../src/providers/http-provider.ts';
+import type { OutgoingRequest } from 'switchyard-gateway';
 
 export interface AwsCredentials {
   accessKeyId: string;

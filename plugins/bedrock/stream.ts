@@ -16,10 +16,8 @@
  * right after messageStart still leaves the core free to retry, fall back or answer a proper
  * HTTP error. A stream that ends without messageStop ended early.
  */
-import type { ChatCompletionChunk, FinishReason } from '../../src/openai-types.ts';
-import type { ProviderCall, StreamTranslator } from '../../src/plugin-api.ts';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
-import { ChunkBuilder, type ChunkDelta } from '../../src/protocol/chunks.ts';
+import type { ChatCompletionChunk, FinishReason, ProviderCall, StreamTranslator } from 'switchyard-gateway';
+import { UpstreamError, ChunkBuilder, type ChunkDelta } from 'switchyard-gateway/kit';
 import type { BedrockStreamEvent } from './eventstream.ts';
 import { finishReason, usageOf, type ConverseUsage } from './response.ts';
 import { streamFailure } from './errors.ts';
@@ -63,7 +61,7 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
       const event = raw as BedrockStreamEvent;
       if (event.kind === 'exception' || event.kind === 'error') {
         const { status, failure } = streamFailure(event.type, event.payload);
-        throw new UpstreamError(call.provider, 'http', status, failure);
+        throw UpstreamError.http(call.provider, status, failure);
       }
       const data = event.payload as Json;
       switch (event.type) {
@@ -84,7 +82,7 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
       }
     },
     end() {
-      if (!stopped) throw new UpstreamError(call.provider, 'protocol', 200, { message: 'the stream ended early (no messageStop)' });
+      if (!stopped) throw UpstreamError.protocol(call.provider, 'the stream ended early (no messageStop)');
       return undefined;
     },
   };

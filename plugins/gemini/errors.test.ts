@@ -1,6 +1,6 @@
 /** google.rpc error bodies → UpstreamFailure, and what the client sees for them. */
 import { describe, expect, it } from 'vitest';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import { UpstreamError } from 'switchyard-gateway/kit';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { durationMs, readGoogleError } from './errors.ts';
 
@@ -10,7 +10,7 @@ describe('recorded error bodies', () => {
   it('API_KEY_INVALID (400) is the gateway credential: status 401, so 502 upstream_auth_failed without the message', () => {
     const failure = readGoogleError(400, body('error-400-api-key-invalid'));
     expect(failure).toEqual({ message: 'API key not valid. Please pass a valid API key.', code: 'INVALID_ARGUMENT', status: 401 });
-    const client = new UpstreamError('g', 'http', 400, failure).toClientError();
+    const client = UpstreamError.http('g', 400, failure).toClientError();
     expect(client.code).toBe('upstream_auth_failed');
     expect(client.message).not.toContain('API key not valid');
   });
@@ -18,7 +18,7 @@ describe('recorded error bodies', () => {
   it('a plain INVALID_ARGUMENT (Vertex) stays a 400 with Google\'s message', () => {
     const failure = readGoogleError(400, body('vertex-error-400-invalid-argument'));
     expect(failure).toEqual({ message: expect.stringMatching(/^Cannot fetch content from the provided URL/), code: 'INVALID_ARGUMENT' });
-    expect(new UpstreamError('g', 'http', 400, failure).toClientError().code).toBe('upstream_bad_request');
+    expect(UpstreamError.http('g', 400, failure).toClientError().code).toBe('upstream_bad_request');
   });
 
   it('NOT_FOUND and RESOURCE_EXHAUSTED keep their status names as the code', () => {

@@ -9,7 +9,7 @@
  *   stream.ts                  SSE events → chat.completion.chunk
  *   errors.ts                  google.rpc error bodies → UpstreamFailure
  */
-import { defineHttpProvider } from '../../src/providers/http-provider.ts';
+import { defineHttpProvider } from 'switchyard-gateway';
 import { buildGenerateRequest } from './request.ts';
 import { toCompletion } from './response.ts';
 import { createStreamTranslator } from './stream.ts';

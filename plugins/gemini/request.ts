@@ -19,9 +19,8 @@
  * are rejected with a 400 naming them (or dropped with `dropUnsupportedParams`); a parameter at
  * its no-op value (`n: 1`, `logprobs: false`, an empty `logit_bias`) is accepted and left out.
  */
-import type { FunctionTool } from '../../src/openai-types.ts';
-import type { ProviderCall } from '../../src/plugin-api.ts';
-import { checkUnsupported, functionOf, unsupportedParam } from '../../src/providers/params.ts';
+import type { FunctionTool, ProviderCall } from 'switchyard-gateway';
+import { checkUnsupported, functionOf, unsupportedParam } from 'switchyard-gateway/kit';
 import { translateMessages } from './contents.ts';
 import { generationOf } from './model.ts';
 

@@ -1,7 +1,7 @@
 /** Recorded Gemini answers → OpenAI chat completions. */
 import { describe, expect, it } from 'vitest';
-import type { ProviderCall } from '../../src/plugin-api.ts';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import type { ProviderCall } from 'switchyard-gateway';
+import { UpstreamError } from 'switchyard-gateway/kit';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { expectValid } from '../../test/helpers/schema.ts';
 import { finishReason, logprobsOf, toCompletion, usageOf } from './response.ts';

@@ -18,9 +18,8 @@
  * - logprobsResult → `logprobs.content` (chosen tokens with their top alternatives).
  * - responseId → id (`chatcmpl-` prefixed), modelVersion → model, Vertex's createTime → created.
  */
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../src/openai-types.ts';
-import type { ProviderCall } from '../../src/plugin-api.ts';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import type { ChatCompletion, FinishReason, ToolCall, Usage, ProviderCall } from 'switchyard-gateway';
+import { UpstreamError } from 'switchyard-gateway/kit';
 import { readGoogleError } from './errors.ts';
 import type { GeminiCandidate, GeminiPart, GeminiResponse, GeminiUsage, GoogleStatus, LogprobsCandidate, LogprobsResult } from './native.ts';
 
@@ -111,7 +110,7 @@ export function errorInBody(body: unknown, call: ProviderCall): UpstreamError | 
   const error = body && typeof body === 'object' ? (body as { error?: GoogleStatus }).error : undefined;
   if (!error || typeof error !== 'object') return undefined;
   const status = Number(error.code) || 500;
-  return new UpstreamError(call.provider, 'http', status, readGoogleError(status, body));
+  return UpstreamError.http(call.provider, status, readGoogleError(status, body));
 }
 
 function choiceOf(c: GeminiCandidate, i: number, nextCallId: () => string): ChatCompletion['choices'][number] {

@@ -1,9 +1,7 @@
 /** Recorded Gemini SSE streams → chat.completion.chunk sequences. */
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionChunk } from '../../src/openai-types.ts';
-import type { ProviderCall } from '../../src/plugin-api.ts';
-import type { SseJsonEvent } from '../../src/providers/http-provider.ts';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
+import type { ChatCompletionChunk, ProviderCall } from 'switchyard-gateway';
+import { UpstreamError, type SseJsonEvent } from 'switchyard-gateway/kit';
 import { sseEventsOf } from '../../test/helpers/provider-call.ts';
 import { expectValid } from '../../test/helpers/schema.ts';
 import { createStreamTranslator } from './stream.ts';

@@ -17,11 +17,8 @@
  * candidate) and adds `createTime` (used for `created`). A stream that ends before every choice
  * finished was cut: a protocol error.
  */
-import type { ChatCompletionChunk, FinishReason } from '../../src/openai-types.ts';
-import type { ProviderCall, StreamTranslator } from '../../src/plugin-api.ts';
-import type { SseJsonEvent } from '../../src/providers/http-provider.ts';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
-import { ChunkBuilder, type ChunkDelta } from '../../src/protocol/chunks.ts';
+import type { ChatCompletionChunk, FinishReason, ProviderCall, StreamTranslator } from 'switchyard-gateway';
+import { UpstreamError, ChunkBuilder, type SseJsonEvent, type ChunkDelta } from 'switchyard-gateway/kit';
 import { callIds, contentOf, createdOf, errorInBody, finishReason, logprobsOf, usageOf } from './response.ts';
 import type { GeminiCandidate, GeminiResponse, GeminiUsage } from './native.ts';
 
@@ -72,7 +69,7 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
       const failure = errorInBody(data, call);
       if (failure) throw failure;
       if (!data || typeof data !== 'object' || Array.isArray(data)) {
-        throw new UpstreamError(call.provider, 'protocol', 200, { message: 'a stream event is not a GenerateContentResponse object' });
+        throw UpstreamError.protocol(call.provider, 'a stream event is not a GenerateContentResponse object');
       }
       const r = data as GeminiResponse;
       if (first) {
@@ -90,7 +87,7 @@ export function createStreamTranslator(call: ProviderCall): StreamTranslator {
     end() {
       const states = [...choices.values()];
       if (!states.length || states.some((s) => !s.finished)) {
-        throw new UpstreamError(call.provider, 'protocol', 200, { message: 'the stream ended before a finishReason' });
+        throw UpstreamError.protocol(call.provider, 'the stream ended before a finishReason');
       }
       return chunks.usage(usageOf(usage));
     },

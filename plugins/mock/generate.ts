@@ -2,7 +2,7 @@
  * Deterministic fake answers in the OpenAI wire format. The `mock` provider serves them in
  * process; the benchmark's fake upstream serves the same bytes over HTTP.
  */
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ToolCall, Usage } from '../../src/openai-types.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ToolCall, Usage } from 'switchyard-gateway';
 
 export const DEFAULT_REPLY = 'Hello from Switchyard! This answer comes from the built-in mock provider, so no provider key was needed.';
 

@@ -3,8 +3,7 @@
  * network. It makes a fresh clone useful with zero keys and is the fake behind the benchmark.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineProvider } from '../../src/plugin-api.ts';
-import type { ChatCompletion, ChatCompletionChunk } from '../../src/openai-types.ts';
+import { defineProvider, type ChatCompletion, type ChatCompletionChunk } from 'switchyard-gateway';
 import { DEFAULT_REPLY, mockChunks, mockCompletion } from './generate.ts';
 
 export interface MockOptions {

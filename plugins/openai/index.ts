@@ -3,11 +3,8 @@
  * Together, OpenRouter, LM Studio... The wire format is already ours, so translation is the
  * identity; the work is auth headers, asking for stream usage, and reading error envelopes.
  */
-import { defineHttpProvider, type SseJsonEvent } from '../../src/providers/http-provider.ts';
-import { openAiStyleFailure } from '../../src/protocol/openai-errors.ts';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../src/openai-types.ts';
-import type { ProviderCall, StreamTranslator } from '../../src/plugin-api.ts';
+import { defineHttpProvider, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest, type ProviderCall, type StreamTranslator } from 'switchyard-gateway';
+import { openAiStyleFailure, UpstreamError, type SseJsonEvent } from 'switchyard-gateway/kit';
 
 export interface OpenAiOptions {
   /** Base URL ending in /v1 (or wherever the server mounts /chat/completions). */
@@ -55,13 +52,13 @@ export function createStreamTranslator(provider: string): StreamTranslator {
     push(event) {
       const data = (event as SseJsonEvent).data as ChatCompletionChunk & { error?: unknown };
       if (data && typeof data === 'object' && 'error' in data && data.error) {
-        throw new UpstreamError(provider, 'http', 500, openAiStyleFailure(500, data));
+        throw UpstreamError.http(provider, 500, openAiStyleFailure(500, data));
       }
       if (!finished && Array.isArray(data?.choices)) finished = data.choices.some((c) => c.finish_reason);
       return data;
     },
     end() {
-      if (!finished) throw new UpstreamError(provider, 'protocol', 200, { message: 'the stream ended before the model finished (no finish_reason)' });
+      if (!finished) throw UpstreamError.protocol(provider, 'the stream ended before the model finished (no finish_reason)');
       return undefined;
     },
   };

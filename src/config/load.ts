@@ -13,13 +13,13 @@ import { describeSchemaErrors, closest } from './schema-errors.ts';
 import { compileGlob } from './glob.ts';
 import type { GatewayConfig, StageRef } from './types.ts';
 import type { PathSegment } from './issues.ts';
+import { BUILTIN_STAGES, DEFAULT_PIPELINE, builtinStage } from '../pipeline/stages.ts';
 
 const ajv = new Ajv({ allErrors: true, verbose: true, useDefaults: true, strict: true, strictRequired: false });
 const validateGateway = ajv.compile<GatewayConfig>(gatewaySchema);
 
-/** Stages whose relative order is fixed; custom stages may go anywhere between them. */
-const ORDERED_BUILTINS = ['auth', 'validate', 'route', 'retry', 'transform-response'];
-const REQUIRED_BUILTINS = ['route', 'transform-response'];
+/** Built-ins whose relative order is fixed; custom stages may go anywhere between them. */
+const ORDERED_BUILTINS = BUILTIN_STAGES.filter((s) => s.ordered).map((s) => s.name);
 
 export interface ParsedConfig {
   source: ConfigSource;
@@ -56,6 +56,7 @@ export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.
     return { source, configDir, unavailable };
   }
   const valid = validateGateway(data);
+  (data as Partial<GatewayConfig>).pipeline ??= [...DEFAULT_PIPELINE];
   if (!valid) for (const f of describeSchemaErrors(validateGateway.errors ?? [], data)) source.error(f.path, f.message, { key: f.key });
   // Cross-checks run even after schema errors (tolerating odd shapes) so one run reports all.
   crossCheck(source, data as Partial<GatewayConfig>);
@@ -120,8 +121,7 @@ function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): void 
     });
   });
 
-  const pipeline = config.pipeline ?? (gatewaySchema.properties.pipeline.default as StageRef[]);
-  if (Array.isArray(pipeline)) checkPipeline(source, pipeline, keys.length);
+  if (Array.isArray(config.pipeline)) checkPipeline(source, config.pipeline, keys.length);
 }
 
 function stageName(ref: unknown): string | undefined {
@@ -139,7 +139,7 @@ function checkPipeline(source: ConfigSource, pipeline: StageRef[], keyCount: num
     const at: PathSegment[] = ['pipeline', i];
     const order = ORDERED_BUILTINS.indexOf(name);
     // Built-ins run once; a custom stage may appear twice with different options.
-    if (seen.has(name) && (order !== -1 || name === 'log')) {
+    if (seen.has(name) && builtinStage(name)) {
       source.error(at, `stage "${name}" appears twice (also pipeline[${seen.get(name)}])`);
       return;
     }
@@ -151,10 +151,12 @@ function checkPipeline(source: ConfigSource, pipeline: StageRef[], keyCount: num
       lastOrderedName = name;
     }
   });
-  for (const required of REQUIRED_BUILTINS) {
-    if (!seen.has(required)) source.error(['pipeline'], `the pipeline needs the "${required}" stage`);
+  for (const stage of BUILTIN_STAGES) {
+    if (stage.required && !seen.has(stage.name)) source.error(['pipeline'], `the pipeline needs the "${stage.name}" stage`);
   }
-  if (seen.has('auth') && keyCount === 0) {
-    source.error(['keys'], 'the pipeline has the "auth" stage but no keys are defined, so every request would be refused; add a key or remove "auth"');
+  for (const stage of BUILTIN_STAGES) {
+    if (stage.needsKeys && seen.has(stage.name) && keyCount === 0) {
+      source.error(['keys'], `the pipeline has the "${stage.name}" stage but no keys are defined, so every request would be refused; add a key or remove "${stage.name}"`);
+    }
   }
 }

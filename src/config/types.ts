@@ -1,5 +1,7 @@
 /** gateway.yaml after schema validation and defaults (see schemas/gateway.schema.json). */
-import type { RetryOn } from '../routing/policy.ts';
+import type { Price, RetryOn } from '../plugin-api.ts';
+
+export type { Price };
 
 export interface RetryConfig {
   attempts?: number;
@@ -7,13 +9,6 @@ export interface RetryConfig {
   retryOn?: RetryOn[];
   maxRetryAfterMs?: number;
   budgetMs?: number;
-}
-
-/** USD per million tokens. */
-export interface Price {
-  input: number;
-  output: number;
-  cachedInput?: number;
 }
 
 export interface TimeoutConfig {

@@ -6,8 +6,8 @@
  * import { defineHttpProvider } from 'switchyard-gateway';
  * import { ChunkBuilder, openAiStyleFailure, UpstreamError } from 'switchyard-gateway/kit';
  */
-export { decodeSseJson, type Headers, type SseJsonEvent } from '../providers/http-provider.ts';
-export { UpstreamError, parseRetryAfter, categorize } from '../providers/upstream-error.ts';
+export { decodeSseJson, type SseJsonEvent } from '../providers/http-provider.ts';
+export { UpstreamError, parseRetryAfter, categorize, HTTP_FAILURES, TRANSPORT_FAILURES, type FailureRule, type UpstreamErrorKind } from '../providers/upstream-error.ts';
 export { unsupportedParam, checkUnsupported, checkSamplingExtras, functionOf } from '../providers/params.ts';
 export { openAiStyleFailure } from '../protocol/openai-errors.ts';
 export { readSse, sseData, type SseMessage } from '../protocol/sse.ts';

@@ -8,11 +8,10 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PLUGIN_API_VERSION, type ProviderPlugin, type StagePlugin } from '../plugin-api.ts';
+import { BUILTIN_STAGE_NAMES, builtinStage } from '../pipeline/stages.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BUILTIN_PROVIDERS_DIR = path.join(ROOT, 'plugins');
-export const BUILTIN_STAGES_DIR = path.join(ROOT, 'src', 'stages');
-export const BUILTIN_STAGES = ['auth', 'validate', 'route', 'retry', 'transform-response', 'log'] as const;
 
 export type PluginKind = 'provider' | 'stage';
 type PluginOf<K extends PluginKind> = K extends 'provider' ? ProviderPlugin : StagePlugin;
@@ -37,6 +36,8 @@ export type LocalModuleCache = Map<string, { mtimeMs: number; plugin: unknown }>
  * object is reused, so that an unchanged provider keeps its instance and connections.
  */
 export async function loadPlugin<K extends PluginKind>(kind: K, specifier: string, configDir: string, generation: number, cache?: LocalModuleCache): Promise<LoadedPlugin<K>> {
+  const stage = kind === 'stage' ? builtinStage(specifier) : undefined;
+  if (stage) return { plugin: stage.plugin as PluginOf<K>, source: specifier, builtin: true };
   const { url, source, builtin, local } = await resolvePlugin(kind, specifier, configDir);
   if (local) {
     const mtimeMs = await folderMtime(source);
@@ -64,13 +65,13 @@ async function importPlugin<K extends PluginKind>(kind: K, specifier: string, ur
 async function resolvePlugin(kind: PluginKind, specifier: string, configDir: string): Promise<{ url: string; source: string; builtin: boolean; local: boolean }> {
   const isPath = specifier.startsWith('.') || path.isAbsolute(specifier);
   if (!isPath) {
-    const builtin = kind === 'provider' ? await findFile(path.join(BUILTIN_PROVIDERS_DIR, specifier)) : BUILTIN_STAGES.includes(specifier as never) ? path.join(BUILTIN_STAGES_DIR, `${specifier}.ts`) : undefined;
+    const builtin = kind === 'provider' ? await findFile(path.join(BUILTIN_PROVIDERS_DIR, specifier)) : undefined;
     if (builtin && /^[a-z0-9-]+$/.test(specifier)) return { url: pathToFileURL(builtin).href, source: builtin, builtin: true, local: false };
     try {
       const resolved = createRequire(path.join(configDir, 'gateway.yaml')).resolve(specifier);
       return { url: pathToFileURL(resolved).href, source: specifier, builtin: false, local: false };
     } catch {
-      const known = kind === 'provider' ? await builtinProviderIds() : [...BUILTIN_STAGES];
+      const known = kind === 'provider' ? await builtinProviderIds() : BUILTIN_STAGE_NAMES;
       throw new PluginLoadError(`unknown ${kind} plugin "${specifier}": not a built-in (${known.join(', ')}) and no package of that name is installed; use ./path/to/plugin.ts for a file`);
     }
   }

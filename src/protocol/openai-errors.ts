@@ -1,4 +1,4 @@
-import type { UpstreamFailure } from '../providers/upstream-error.ts';
+import type { UpstreamFailure } from '../plugin-api.ts';
 
 /**
  * Reads the OpenAI error envelope, as OpenAI and most compatible servers send it. Tolerates the

@@ -16,7 +16,8 @@ import {
   type NativeResponse,
 } from '../plugin-api.ts';
 import { readSse } from '../protocol/sse.ts';
-import { UpstreamError, parseRetryAfter, type UpstreamFailure } from './upstream-error.ts';
+import type { UpstreamFailure } from '../plugin-api.ts';
+import { UpstreamError, parseRetryAfter } from './upstream-error.ts';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -138,7 +139,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const errorBody = await readErrorBody(res.body);
       const failure = this.#spec.readError(res.statusCode, errorBody, responseHeaders);
-      throw new UpstreamError(this.#name, 'http', res.statusCode, failure, parseRetryAfter(responseHeaders) ?? failure.retryAfterMs);
+      throw UpstreamError.http(this.#name, res.statusCode, failure, parseRetryAfter(responseHeaders));
     }
     if (!call.stream) {
       let json: unknown;
@@ -170,7 +171,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     try {
       yield* events;
     } catch (err) {
-      if (err instanceof SyntaxError) throw new UpstreamError(this.#name, 'protocol', 200, { message: err.message }, undefined, err);
+      if (err instanceof SyntaxError) throw UpstreamError.protocol(this.#name, err.message, err);
       throw this.#transportError(err, call);
     }
   }
@@ -185,9 +186,9 @@ class HttpProviderInstance<Options> implements ProviderInstance {
       : code === 'UND_ERR_HEADERS_TIMEOUT' ? `no response within ${limits.firstByteMs} ms (timeout.firstByteMs)`
       : code === 'UND_ERR_BODY_TIMEOUT' ? `the answer stalled for ${limits.idleMs} ms (timeout.idleMs)`
       : undefined;
-    if (timeout) return new UpstreamError(this.#name, 'timeout', 0, { message: timeout }, undefined, err);
-    if (what) return new UpstreamError(this.#name, 'protocol', 200, { message }, undefined, err);
-    return new UpstreamError(this.#name, 'connect', 0, { message: code ? `${code}: ${message}` : message }, undefined, err);
+    if (timeout) return UpstreamError.timeout(this.#name, timeout, err);
+    if (what) return UpstreamError.protocol(this.#name, message, err);
+    return UpstreamError.connect(this.#name, code ? `${code}: ${message}` : message, err);
   }
 }
 

@@ -1,23 +1,59 @@
-import { GatewayError } from '../errors.ts';
+/**
+ * Failed attempts against a provider: one class, four named kinds, and one table that decides
+ * for every upstream status what the client sees, whether a retry may help, whether the target
+ * is unhealthy (cooldown) and whether the client is at fault (no failover).
+ */
+import { GatewayError, type ErrorCode } from '../errors.ts';
+import type { FailureCategory, UpstreamFailure } from '../plugin-api.ts';
 
-/** What a provider's native error body says, in its own words. */
-export interface UpstreamFailure {
-  message: string;
-  /** The provider's own error code or type, if it has one (kept in the client message). */
-  code?: string | null;
-  /** The request field the provider blames, when it says. */
-  param?: string | null;
-  /** Override the status-based retry decision (e.g. a 400 that is really "overloaded"). */
-  retryable?: boolean;
-  /** Client-visible status override for odd providers (e.g. auth failure reported as 400). */
-  status?: number;
-  /** What kind of refusal this is, for `fallbacks:` (guessed from the message when unset). */
-  category?: FailureCategory;
-  /** A wait the provider asked for in its body (used when no Retry-After header came). */
-  retryAfterMs?: number;
+export type UpstreamErrorKind = 'http' | 'connect' | 'timeout' | 'protocol';
+
+/** How one kind of upstream failure is handled. */
+export interface FailureRule {
+  /** The catalogued error the client gets when this was the last attempt. */
+  code: ErrorCode;
+  /** Worth another try on the same target (subject to the alias's `retryOn`). */
+  retryable: boolean;
+  /** Says the target is unhealthy: counts towards its cooldown. */
+  targetFault: boolean;
+  /** The client's own mistake as the provider judged it: neither retry nor failover helps. */
+  clientFault: boolean;
 }
 
-export type FailureCategory = 'context_window' | 'content_policy';
+const rule = (code: ErrorCode, retryable: boolean, targetFault: boolean, clientFault: boolean): FailureRule => ({ code, retryable, targetFault, clientFault });
+
+/**
+ * Upstream HTTP status → handling. 401/402/403/404 are the operator's problem with that provider
+ * (credentials, billing, a model name): not retried, but another target may serve. Statuses not
+ * listed fall back to their class (`4xx`, `5xx`).
+ */
+export const HTTP_FAILURES: Readonly<Record<string, FailureRule>> = {
+  400: rule('upstream_bad_request', false, false, true),
+  401: rule('upstream_auth_failed', false, false, false),
+  402: rule('upstream_error', false, false, false),
+  403: rule('upstream_auth_failed', false, false, false),
+  404: rule('upstream_model_not_found', false, false, false),
+  408: rule('timeout', true, true, false),
+  409: rule('upstream_error', true, false, false),
+  429: rule('rate_limit_exceeded', true, true, false),
+  503: rule('provider_unavailable', true, true, false),
+  504: rule('timeout', true, true, false),
+  529: rule('provider_unavailable', true, true, false),
+  '4xx': rule('upstream_bad_request', false, false, true),
+  '5xx': rule('upstream_error', true, true, false),
+};
+
+/** Failures without an HTTP answer. */
+export const TRANSPORT_FAILURES: Readonly<Record<Exclude<UpstreamErrorKind, 'http'>, FailureRule>> = {
+  connect: rule('upstream_error', true, true, false),
+  timeout: rule('timeout', true, true, false),
+  protocol: rule('upstream_error', true, true, false),
+};
+
+/** The rule for an HTTP status: its own row, else its class's. */
+export function httpRule(status: number): FailureRule {
+  return HTTP_FAILURES[status] ?? (status >= 500 ? HTTP_FAILURES['5xx'] : HTTP_FAILURES['4xx']);
+}
 
 const CONTEXT_WINDOW = /context[ _-]?(length|window)|maximum context|prompt is too long|input is too long|too many (input )?tokens|exceeds the maximum number of tokens|reduce the length/i;
 const CONTENT_POLICY = /content[ _-]?(management[ _-]?)?polic|content[ _-]?filter|safety (system|filter)|responsible ai/i;
@@ -31,13 +67,20 @@ export function categorize(failure: UpstreamFailure): FailureCategory | undefine
   return undefined;
 }
 
-export type UpstreamErrorKind = 'http' | 'connect' | 'timeout' | 'protocol';
-
-const RETRYABLE_STATUS = new Set([408, 409, 429]);
+interface UpstreamErrorInit {
+  provider: string;
+  kind: UpstreamErrorKind;
+  status: number;
+  failure: UpstreamFailure;
+  retryAfterMs?: number;
+  cause?: unknown;
+}
 
 /**
- * A failed attempt against one provider. The retry stage reads `retryable` and `retryAfterMs`;
- * `toClientError()` turns the last one into the catalogued error the client sees.
+ * A failed attempt against one provider. Make one with a named constructor: `http` (the provider
+ * answered non-2xx, or its stream carried an error event), `connect`, `timeout` or `protocol`
+ * (the answer could not be understood). The retry stage reads `rule`; `toClientError()` turns
+ * the last one into the catalogued error the client sees.
  */
 export class UpstreamError extends Error {
   readonly provider: string;
@@ -46,52 +89,92 @@ export class UpstreamError extends Error {
   readonly status: number;
   readonly failure: UpstreamFailure;
   readonly retryAfterMs?: number;
+  readonly rule: FailureRule;
+  /** The rule's verdict unless the provider said otherwise (`failure.retryable`). */
   readonly retryable: boolean;
   readonly category?: FailureCategory;
 
-  constructor(provider: string, kind: UpstreamErrorKind, status: number, failure: UpstreamFailure, retryAfterMs?: number, cause?: unknown) {
-    super(`${provider}: ${failure.message}`, cause === undefined ? undefined : { cause });
+  private constructor(init: UpstreamErrorInit) {
+    super(`${init.provider}: ${init.failure.message}`, init.cause === undefined ? undefined : { cause: init.cause });
     this.name = 'UpstreamError';
-    this.provider = provider;
-    this.kind = kind;
-    this.status = failure.status ?? status;
-    this.failure = failure;
-    this.retryAfterMs = retryAfterMs;
-    this.retryable = failure.retryable ?? (kind !== 'http' || this.status >= 500 || RETRYABLE_STATUS.has(this.status));
-    this.category = kind === 'http' ? categorize(failure) : undefined;
+    this.provider = init.provider;
+    this.kind = init.kind;
+    this.status = init.failure.status ?? init.status;
+    this.failure = init.failure;
+    this.retryAfterMs = init.retryAfterMs ?? init.failure.retryAfterMs;
+    this.rule = init.kind === 'http' ? httpRule(this.status) : TRANSPORT_FAILURES[init.kind];
+    this.retryable = init.failure.retryable ?? this.rule.retryable;
+    this.category = init.kind === 'http' ? categorize(init.failure) : undefined;
+  }
+
+  /** The provider answered with an error status (or an error event inside a stream, with its status). */
+  static http(provider: string, status: number, failure: UpstreamFailure, retryAfterMs?: number): UpstreamError {
+    return new UpstreamError({ provider, kind: 'http', status, failure, retryAfterMs });
+  }
+
+  /** The provider could not be reached, or the connection broke. */
+  static connect(provider: string, message: string, cause?: unknown): UpstreamError {
+    return new UpstreamError({ provider, kind: 'connect', status: 0, failure: { message }, cause });
+  }
+
+  /** A time limit ran out (connect, first byte, idle gap or the whole attempt). */
+  static timeout(provider: string, message: string, cause?: unknown): UpstreamError {
+    return new UpstreamError({ provider, kind: 'timeout', status: 0, failure: { message }, cause });
+  }
+
+  /** The provider answered something the gateway cannot understand (bad JSON, a truncated stream). */
+  static protocol(provider: string, message: string, cause?: unknown): UpstreamError {
+    return new UpstreamError({ provider, kind: 'protocol', status: 200, failure: { message }, cause });
+  }
+
+  /** Not the client's mistake and not a refusal about the request: failover may help. */
+  get clientFault(): boolean {
+    return this.rule.clientFault && !this.failure.retryable;
+  }
+
+  get targetFault(): boolean {
+    return this.rule.targetFault;
   }
 
   /** The error the client sees when this was the last attempt. `redact` scrubs configured secrets. */
   toClientError(redact: (text: string) => string = (t) => t): GatewayError {
-    const { provider, status, failure } = this;
+    const { provider, status, failure, rule } = this;
     const said = redact(failure.message);
-    const withCode = failure.code ? `${said} (${provider} code: ${redact(String(failure.code))})` : said;
-    const retryAfter = this.retryAfterMs === undefined ? undefined : { 'retry-after': String(Math.max(1, Math.ceil(this.retryAfterMs / 1000))) };
-    switch (this.kind) {
-      case 'connect':
-        return new GatewayError('upstream_error', `${provider}: could not reach the provider (${said})`, { cause: this });
-      case 'timeout':
-        return new GatewayError('timeout', `${provider}: ${said}`, { cause: this });
-      case 'protocol':
-        return new GatewayError('upstream_error', `${provider}: the provider sent a malformed answer (${said})`, { cause: this });
-      case 'http':
-        break;
+    if (this.kind !== 'http') {
+      const message = this.kind === 'connect' ? `could not reach the provider (${said})` : this.kind === 'protocol' ? `the provider sent a malformed answer (${said})` : said;
+      return new GatewayError(rule.code, `${provider}: ${message}`, { cause: this });
     }
-    if (status === 401 || status === 403) {
+    if (rule.code === 'upstream_auth_failed') {
       // The provider refused the gateway's credentials: an operator problem, not the client's.
       // Its message is not echoed: it may quote (part of) the key.
-      return new GatewayError('upstream_auth_failed', `${provider} rejected the gateway's credentials (HTTP ${status}); the gateway operator must fix providers.${provider} in gateway.yaml`, { cause: this });
+      return new GatewayError(rule.code, `${provider} rejected the gateway's credentials (HTTP ${status}); the gateway operator must fix providers.${provider} in gateway.yaml`, { cause: this });
     }
-    if (status === 404) return new GatewayError('upstream_model_not_found', `${provider}: ${withCode}`, { cause: this });
-    if (status === 402) return new GatewayError('upstream_error', `${provider}: ${withCode} (HTTP 402: the gateway's account with the provider)`, { cause: this });
-    if (status === 408 || status === 504) return new GatewayError('timeout', `${provider}: ${withCode}`, { cause: this });
-    if (status === 429) return new GatewayError('rate_limit_exceeded', `${provider}: ${withCode}`, { headers: retryAfter, cause: this });
-    if (status === 503 || status === 529) return new GatewayError('provider_unavailable', `${provider}: ${withCode}`, { headers: retryAfter, cause: this });
-    if (status >= 400 && status < 500 && status !== 409) {
-      return new GatewayError('upstream_bad_request', `${provider}: ${withCode}`, { param: failure.param ?? null, cause: this });
+    const withCode = failure.code ? `${said} (${provider} code: ${redact(String(failure.code))})` : said;
+    const retryAfter = this.retryAfterMs === undefined ? undefined : { 'retry-after': String(Math.max(1, Math.ceil(this.retryAfterMs / 1000))) };
+    switch (rule.code) {
+      case 'upstream_bad_request':
+        return new GatewayError(rule.code, `${provider}: ${withCode}`, { param: clientParam(failure.param, redact), cause: this });
+      case 'rate_limit_exceeded':
+      case 'provider_unavailable':
+        return new GatewayError(rule.code, `${provider}: ${withCode}`, { headers: retryAfter, cause: this });
+      case 'upstream_error':
+        return new GatewayError(rule.code, `${provider}: ${withCode} (HTTP ${status}${status === 402 ? ": the gateway's account with the provider" : ''})`, { cause: this });
+      default:
+        return new GatewayError(rule.code, `${provider}: ${withCode}`, { cause: this });
     }
-    return new GatewayError('upstream_error', `${provider}: ${withCode} (HTTP ${status})`, { cause: this });
   }
+}
+
+/** Something that names a request field (`messages[0].content`), not free text. */
+const FIELD_PATH = /^[A-Za-z_][\w.-]*(\[\d+\])*(\.[A-Za-z_][\w-]*(\[\d+\])*)*$/;
+
+/**
+ * The provider's `param`, passed on only when it looks like a field path and holds no secret:
+ * anything else may be an echo of the request (a proxy once put the Authorization value there).
+ */
+function clientParam(param: string | null | undefined, redact: (text: string) => string): string | null {
+  if (typeof param !== 'string' || param.length > 128 || !FIELD_PATH.test(param)) return null;
+  return redact(param) === param ? param : null;
 }
 
 /** `retry-after-ms` (OpenAI, Azure), else `retry-after` in seconds or as an HTTP date. */

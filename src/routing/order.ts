@@ -6,9 +6,9 @@
  * - least-busy: fewest requests in flight first.
  * Ties keep the written order.
  */
-import type { RouteTarget } from '../plugin-api.ts';
+import type { RouteTarget, Strategy } from '../plugin-api.ts';
 
-export type Strategy = 'fallback' | 'weighted' | 'least-latency' | 'least-busy';
+export type { Strategy };
 
 export function orderTargets(strategy: Strategy, targets: readonly RouteTarget[], random: () => number): RouteTarget[] {
   switch (strategy) {

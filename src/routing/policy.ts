@@ -2,32 +2,10 @@
  * Resolved resilience settings: gateway.yaml's `retry`, `timeout` and `cooldown` for an alias,
  * with per-target overrides and defaults applied once at load.
  */
+import type { RetryOn, RetryPolicy, Timeouts } from '../plugin-api.ts';
 import type { UpstreamError } from '../providers/upstream-error.ts';
 
-/** What may be retried: `connect`, `timeout`, `5xx`, or an HTTP status. */
-export type RetryOn = 'connect' | 'timeout' | '5xx' | number;
-
-export interface RetryPolicy {
-  /** Tries per target, the first included. */
-  attempts: number;
-  backoff: { initialMs: number; maxMs: number; multiplier: number };
-  retryOn: readonly RetryOn[];
-  /** A Retry-After longer than this is not waited for: the next target is tried instead. */
-  maxRetryAfterMs: number;
-  /** Time from the request's arrival after which no new attempt or wait starts; attempts are cut to fit. */
-  budgetMs?: number;
-}
-
-export interface Timeouts {
-  /** TCP (and TLS) connect. */
-  connectMs: number;
-  /** From sending the request to the response headers. */
-  firstByteMs: number;
-  /** Longest gap between two body chunks (stream events, or a slow JSON body). */
-  idleMs: number;
-  /** One attempt, until its answer is complete (streams: until the first chunk). */
-  totalMs: number;
-}
+export type { RetryOn, RetryPolicy, Timeouts };
 
 export const DEFAULT_RETRY: RetryPolicy = {
   attempts: 2,
@@ -59,18 +37,4 @@ export function isRetryable(err: UpstreamError, policy: RetryPolicy): boolean {
     case 'http':
       return policy.retryOn.includes(err.status) || (err.status >= 500 && policy.retryOn.includes('5xx'));
   }
-}
-
-/** The client's own mistake as the provider judged it: retrying or failing over cannot help. */
-export function isClientFault(err: UpstreamError): boolean {
-  if (err.kind !== 'http' || err.failure.retryable) return false;
-  const s = err.status;
-  // 402 (billing) is, like 401/403, the operator's problem with the provider: another target may serve.
-  return s >= 400 && s < 500 && ![401, 402, 403, 404, 408, 409, 429].includes(s);
-}
-
-/** Does this failure say the target is unhealthy (counts towards its cooldown)? */
-export function isTargetFault(err: UpstreamError): boolean {
-  if (err.kind !== 'http') return true;
-  return err.status >= 500 || err.status === 408 || err.status === 429;
 }

@@ -4,6 +4,7 @@
  * breaker that takes a failing target out of rotation for a cooldown, then lets one probe
  * request through (half-open) before it gets full traffic again.
  */
+import type { Admission, TargetHealth } from '../plugin-api.ts';
 
 export interface CooldownPolicy {
   /** Failures within `windowMs` that open the breaker. */
@@ -13,12 +14,12 @@ export interface CooldownPolicy {
   durationMs: number;
 }
 
-export type Admission = 'yes' | 'probe' | 'no';
+export type { Admission };
 
 /** Weight of the newest sample in the latency moving average. */
 const LATENCY_ALPHA = 0.3;
 
-export class TargetState {
+export class TargetState implements TargetHealth {
   inFlight = 0;
   /** Exponential moving average of time to first token, in ms; undefined until measured. */
   latencyMs: number | undefined;

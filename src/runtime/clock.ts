@@ -1,11 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Time and randomness, injectable so that retry and routing tests are deterministic. */
-export interface Clock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  random(): number;
-}
+import type { Clock } from '../plugin-api.ts';
+
+export type { Clock };
 
 export const systemClock: Clock = {
   now: () => Date.now(),

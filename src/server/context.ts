@@ -27,6 +27,5 @@ export function createContext(id: string, req: IncomingMessage, res: ServerRespo
     log,
     attempts: [],
     responseHeaders: {},
-    state: {},
   };
 }

@@ -8,22 +8,16 @@ import type { RequestContext } from '../plugin-api.ts';
 import type { ChatCompletionChunk } from '../openai-types.ts';
 import type { GatewayError } from '../errors.ts';
 import { SSE_DONE, SSE_HEADERS, sseData } from '../protocol/sse.ts';
+import { attemptCount } from '../pipeline/attempts.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function responseHeaders(ctx: RequestContext): Record<string, string> {
   const headers: Record<string, string> = { 'x-request-id': ctx.id, ...ctx.responseHeaders };
-  if (ctx.target) headers['x-switchyard-provider'] = ctx.target.provider;
+  if (ctx.attempt) headers['x-switchyard-provider'] = ctx.attempt.target.provider;
   const tried = attemptCount(ctx);
   if (tried) headers['x-switchyard-attempts'] = String(tried);
   return headers;
-}
-
-/** Attempts that reached a provider (targets skipped while cooling down or unavailable do not count). */
-export function attemptCount(ctx: RequestContext): number {
-  let n = 0;
-  for (const a of ctx.attempts) if (a.outcome !== 'skipped') n++;
-  return n;
 }
 
 export function sendJson(res: ServerResponse, status: number, headers: Record<string, string>, body: unknown): void {

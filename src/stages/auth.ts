@@ -27,6 +27,7 @@ export default defineStage({
   create(_options, { runtime }) {
     return {
       name: 'auth',
+      identify: (headers) => authenticate(headers, runtime),
       async handle(ctx, next) {
         const key = authenticate(ctx.headers, runtime);
         ctx.key = key;

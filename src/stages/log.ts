@@ -4,9 +4,9 @@
  * tokens, duration and every attempt. Keys and Authorization never reach it.
  */
 import { defineStage, type RequestContext } from '../plugin-api.ts';
-import { attemptCount } from '../server/respond.ts';
-import type { Price } from '../config/types.ts';
+import type { Price } from '../plugin-api.ts';
 import type { Usage } from '../openai-types.ts';
+import { attemptCount } from '../pipeline/attempts.ts';
 
 /** USD for the tokens of one request; cached prompt tokens at their own rate when known. */
 export function costOf(price: Price, usage: Usage): number {
@@ -22,7 +22,7 @@ export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
     reqId: ctx.id,
     key: ctx.key?.name,
     model: typeof ctx.body?.model === 'string' ? ctx.body.model : undefined,
-    provider: ctx.target?.provider,
+    provider: ctx.attempt?.target.provider,
     upstreamModel: ctx.upstreamModel,
     status: ctx.status,
     stream: ctx.body?.stream === true,
@@ -32,7 +32,7 @@ export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
     durationMs: Math.round((performance.now() - ctx.startedAt) * 100) / 100,
     attempts: attemptCount(ctx),
   };
-  const price = ctx.target?.price;
+  const price = ctx.attempt?.target.price;
   if (price && usage) line.costUsd = costOf(price, usage);
   if (ctx.attempts.length > 1 || ctx.attempts.some((a) => a.outcome !== 'ok')) line.attemptLog = ctx.attempts;
   const error = ctx.streamError ?? ctx.error;

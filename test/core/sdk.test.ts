@@ -127,8 +127,18 @@ describe('errors arrive as the SDK own classes', () => {
     expect(temp.param).toBe('temperature');
   });
 
-  it('503 with a clear message when the provider key is not configured', async () => {
+  it('503 when the provider key is not configured: no configuration detail for the client, no SDK retry', async () => {
     const e = await expectError(t.client().chat.completions.create({ model: 'needs-key', messages: [{ role: 'user', content: 'x' }] }), OpenAI.InternalServerError, 503, 'provider_unavailable');
-    expect(e.message).toContain('UNSET_TEST_KEY');
+    expect(e.message).toContain('temporarily unavailable');
+    expect(e.message).not.toMatch(/UNSET_TEST_KEY|\.yaml|:\d+:\d+/);
+    expect(e.headers?.get('x-should-retry')).toBe('false');
+    // With its default retries the SDK makes exactly one request: it honours x-should-retry.
+    let requests = 0;
+    const counting = t.client(DEV_KEY, { maxRetries: 2, fetch: (url: string, init: RequestInit) => (requests++, fetch(url, init)) });
+    await expect(counting.chat.completions.create({ model: 'needs-key', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    expect(requests).toBe(1);
+    // The operator sees why, at /readyz (and in the log).
+    const ready = (await (await fetch(`${t.url}/readyz`)).json()) as { providers: Record<string, { reason?: string }> };
+    expect(JSON.stringify(ready.providers)).toContain('UNSET_TEST_KEY');
   });
 });

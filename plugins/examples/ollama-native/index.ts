@@ -7,7 +7,8 @@
  * It shows every part of the provider contract: options schema, request transform, response
  * transform, a stateful stream translator, a custom stream decoder and error mapping.
  */
-import { defineHttpProvider, unsupportedParam, type ChatCompletion, type ChatCompletionChunk, type ChatMessage, type ProviderCall } from '../../../src/index.ts';
+import { defineHttpProvider, type ChatCompletion, type ChatCompletionChunk, type ChatMessage, type ProviderCall } from 'switchyard-gateway';
+import { unsupportedParam } from 'switchyard-gateway/kit';
 
 export interface OllamaOptions {
   /** Where Ollama listens, e.g. http://127.0.0.1:11434 */

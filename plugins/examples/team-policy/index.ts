@@ -5,7 +5,8 @@
  *
  *   pipeline: [auth, validate, { stage: ./plugins/examples/team-policy, options: { teams: { dev: platform }, block: ["AKIA[0-9A-Z]{16}"] } }, route, retry, transform-response, log]
  */
-import { defineStage, GatewayError } from '../../../src/index.ts';
+import { defineStage, type RequestContext } from 'switchyard-gateway';
+import { GatewayError } from 'switchyard-gateway/kit';
 
 export interface TeamPolicyOptions {
   /** Key name → team. Keys not listed are tagged with `defaultTeam`. */
@@ -44,11 +45,13 @@ export default defineStage<TeamPolicyOptions>({
     // Compiled once per config load, not per request; an invalid pattern fails the load.
     const patterns = (options.block ?? []).map((p) => new RegExp(p));
     const teams = options.teams ?? {};
+    // Per-request data belongs to the stage: keyed by the request's context, gone with it.
+    const teamOf = new WeakMap<RequestContext, string>();
     return {
       name: 'team-policy',
       async handle(ctx, next) {
         const team = (ctx.key && teams[ctx.key.name]) ?? options.defaultTeam ?? 'unassigned';
-        ctx.state.team = team;
+        teamOf.set(ctx, team);
         ctx.responseHeaders['x-team'] = team;
         if (patterns.length) {
           const text = messageText(ctx.body.messages);
@@ -61,7 +64,7 @@ export default defineStage<TeamPolicyOptions>({
         await next();
       },
       onResponse(ctx) {
-        log.debug({ reqId: ctx.id, team: ctx.state.team, status: ctx.status, tokens: ctx.usage?.total_tokens }, 'team usage');
+        log.debug({ reqId: ctx.id, team: teamOf.get(ctx), status: ctx.status, tokens: ctx.usage?.total_tokens }, 'team usage');
       },
     };
   },

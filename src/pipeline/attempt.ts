@@ -1,0 +1,216 @@
+/**
+ * One try against one target, owned by one object from start to end: its abort signal and time
+ * limit, the provider call (capabilities applied), the native answer, its translation and
+ * normalisation, priming a stream (so a failure before the first chunk can still fail over),
+ * the attempt log entry and the target's in-flight count. `retry` makes one per try; without
+ * `retry` in the pipeline the dispatcher makes the only one.
+ */
+import { GatewayError } from '../errors.ts';
+import type { ChatCompletionChunk } from '../openai-types.ts';
+import type { AttemptRecord, AttemptView, GatewayResponse, NativeResponse, ProviderCall, RequestContext, RouteTarget, Timeouts } from '../plugin-api.ts';
+import { applyCapabilities } from '../providers/capabilities.ts';
+import { UpstreamError } from '../providers/upstream-error.ts';
+import { normalizeChunk, normalizeCompletion } from '../protocol/normalize.ts';
+import { primeStream } from '../protocol/prime.ts';
+
+/** Raised by an attempt's own timer: the whole attempt ran past `timeout.totalMs`. */
+class AttemptTimeout extends Error {}
+
+/** The 503 for a target whose provider cannot serve; the reason goes to the log, not the client. */
+export function unavailableError(target: RouteTarget): GatewayError {
+  return new GatewayError('provider_unavailable', `The model is temporarily unavailable: its provider "${target.provider}" is not configured on this gateway.`, {
+    // Only the operator can fix it: an SDK retrying it three times only adds latency.
+    headers: { 'x-should-retry': 'false' },
+  });
+}
+
+/** What an attempt needs of its config generation. */
+export interface AttemptEnv {
+  /** Scrubs configured secrets from what the attempt log records. */
+  redact(text: string): string;
+}
+
+type Phase = 'running' | 'succeeded' | 'failed';
+
+export class Attempt implements AttemptView {
+  readonly number: number;
+  readonly target: RouteTarget;
+  readonly timeouts: Timeouts;
+  call: ProviderCall | undefined;
+  native: NativeResponse | undefined;
+  response: GatewayResponse | undefined;
+  readonly #ctx: RequestContext;
+  readonly #env: AttemptEnv;
+  readonly #controller = new AbortController();
+  readonly #timer: NodeJS.Timeout;
+  readonly #startedAt = performance.now();
+  #timedOut = false;
+  #phase: Phase = 'running';
+  #closed = false;
+  #ready: Promise<GatewayResponse> | undefined;
+
+  constructor(ctx: RequestContext, target: RouteTarget, timeouts: Timeouts, env: AttemptEnv) {
+    this.#ctx = ctx;
+    this.#env = env;
+    this.target = target;
+    this.timeouts = timeouts;
+    this.number = ctx.attempts.length + 1;
+    // One controller per attempt, aborted by its timer or by the client leaving (cheaper than
+    // AbortSignal.any, which keeps weak references alive per dependent signal).
+    this.#timer = setTimeout(this.#onTimeout, timeouts.totalMs);
+    ctx.signal.addEventListener('abort', this.#onClientGone, { once: true });
+    target.state.inFlight++;
+    ctx.attempt = this;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Builds the provider call (unsupported parameters refused or dropped) and sends it. */
+  async send(): Promise<void> {
+    const { target } = this;
+    if (target.unavailable) throw unavailableError(target);
+    const ctx = this.#ctx;
+    const call: { -readonly [K in keyof ProviderCall]: ProviderCall[K] } = {
+      provider: target.provider,
+      request: ctx.body,
+      model: target.model,
+      stream: ctx.body.stream === true,
+      signal: this.signal,
+      requestId: ctx.id,
+      log: ctx.log,
+      dropUnsupportedParams: target.dropUnsupportedParams,
+      timeouts: this.timeouts,
+    };
+    call.request = applyCapabilities(call, target.capabilities);
+    this.call = call;
+    this.native = await target.instance.send(call);
+  }
+
+  /**
+   * The native answer → an OpenAI completion or chunk stream, normalised. Translation failures
+   * are the provider's fault: a 502, never the client's.
+   */
+  translate(): void {
+    const { native, call } = this;
+    if (!native || !call) return;
+    const instance = this.target.instance;
+    if (native.kind === 'json') {
+      let body;
+      try {
+        body = instance.toCompletion(native.body, call);
+      } catch (err) {
+        throw providerFault(call, err);
+      }
+      normalizeCompletion(body, call);
+      this.response = { kind: 'completion', body };
+      this.#ctx.usage = body.usage;
+      this.#ctx.upstreamModel = body.model;
+    } else {
+      this.response = { kind: 'stream', chunks: this.#translateStream(native.events, call) };
+    }
+  }
+
+  /**
+   * Resolves once the answer exists (a stream: its first chunk), recording the success once;
+   * a failure is recorded and rethrown as the upstream failure it was. Idempotent.
+   */
+  complete(): Promise<GatewayResponse> {
+    this.#ready ??= this.#complete();
+    return this.#ready;
+  }
+
+  async #complete(): Promise<GatewayResponse> {
+    try {
+      let response = this.response;
+      if (!response) throw new GatewayError('internal_error', 'the attempt produced no answer (is "transform-response" in the pipeline?)');
+      if (response.kind === 'stream') response = this.response = { kind: 'stream', chunks: await primeStream(response.chunks) };
+      this.#succeeded();
+      return response;
+    } catch (err) {
+      throw this.fail(err);
+    }
+  }
+
+  /** Records a failure (once) and returns the error to act on: the attempt's timeout as a timeout. */
+  fail(err: unknown): unknown {
+    const failure = this.#timedOut && !this.#ctx.signal.aborted ? UpstreamError.timeout(this.target.provider, `no answer within ${this.timeouts.totalMs} ms`, err) : err;
+    if (this.#phase === 'running') {
+      this.#phase = 'failed';
+      const status = failure instanceof UpstreamError ? failure.status : 0;
+      this.#ctx.attempts.push({ ...this.#record(status, 'error'), error: this.#env.redact(String((failure as Error)?.message ?? failure)) });
+      this.close();
+    }
+    return failure;
+  }
+
+  /** Ends the attempt's hold on its target (a streamed one when the response is complete). Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#ctx.signal.removeEventListener('abort', this.#onClientGone);
+    this.target.state.inFlight--;
+  }
+
+  #succeeded(): void {
+    if (this.#phase !== 'running') return;
+    this.#phase = 'succeeded';
+    // The total limit covers a stream until its first chunk; the idle limit takes over from there.
+    clearTimeout(this.#timer);
+    const record = this.#record(200, 'ok');
+    this.target.state.recordSuccess(record.durationMs);
+    this.#ctx.attempts.push(record);
+    if (this.response?.kind !== 'stream') this.close();
+  }
+
+  #record(status: number, outcome: AttemptRecord['outcome']): AttemptRecord {
+    return { provider: this.target.provider, model: this.target.model, status, outcome, durationMs: Math.round((performance.now() - this.#startedAt) * 100) / 100 };
+  }
+
+  readonly #onTimeout = (): void => {
+    this.#timedOut = true;
+    this.#controller.abort(new AttemptTimeout());
+  };
+
+  readonly #onClientGone = (): void => {
+    this.#controller.abort(this.#ctx.signal.reason);
+  };
+
+  async *#translateStream(events: AsyncIterable<unknown>, call: ProviderCall): AsyncGenerator<ChatCompletionChunk> {
+    const translator = this.target.instance.createStreamTranslator(call);
+    const ctx = this.#ctx;
+    for await (const event of events) {
+      let out;
+      try {
+        out = translator.push(event);
+      } catch (err) {
+        throw providerFault(call, err);
+      }
+      if (out === undefined) continue;
+      if (Array.isArray(out)) {
+        for (const chunk of out) yield observe(ctx, normalizeChunk(chunk, call));
+      } else yield observe(ctx, normalizeChunk(out, call));
+    }
+    let tail;
+    try {
+      tail = translator.end?.();
+    } catch (err) {
+      throw providerFault(call, err);
+    }
+    if (tail === undefined) return;
+    for (const chunk of Array.isArray(tail) ? tail : [tail]) yield observe(ctx, normalizeChunk(chunk, call));
+  }
+}
+
+function observe(ctx: RequestContext, chunk: ChatCompletionChunk): ChatCompletionChunk {
+  if (chunk.usage) ctx.usage = chunk.usage;
+  if (!ctx.upstreamModel && chunk.model) ctx.upstreamModel = chunk.model;
+  return chunk;
+}
+
+function providerFault(call: ProviderCall, err: unknown): unknown {
+  if (err instanceof UpstreamError || err instanceof GatewayError) return err;
+  return UpstreamError.protocol(call.provider, String((err as Error)?.message ?? err), err);
+}

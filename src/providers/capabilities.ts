@@ -1,0 +1,41 @@
+/**
+ * The core's reading of a provider's declared capabilities: before an attempt's request is built,
+ * parameters the provider cannot honour are refused with a 400 naming them, or dropped (and
+ * logged) when `dropUnsupportedParams` is set. Providers then translate only what they support.
+ */
+import type { ChatCompletionRequest, ContentPart } from '../openai-types.ts';
+import type { ProviderCall, ProviderCapabilities } from '../plugin-api.ts';
+import { checkSamplingExtras, unsupportedParam } from './params.ts';
+
+/**
+ * The request the provider will see: the client's own object when nothing is dropped (no copy
+ * on the hot path), else a shallow copy without the dropped parameters.
+ */
+export function applyCapabilities(call: ProviderCall, caps: ProviderCapabilities): ChatCompletionRequest {
+  const r = call.request;
+  const dropped: string[] = [];
+  const refuse = (param: string, why?: string) => {
+    unsupportedParam(call, param, why);
+    dropped.push(param);
+  };
+  for (const p of caps.unsupportedParams ?? []) if (r[p] !== undefined && r[p] !== null) refuse(p);
+  if (caps.streaming === false && r.stream === true) refuse('stream', 'set to true is not supported');
+  if (caps.tools === false) {
+    if (Array.isArray(r.tools) && r.tools.length) refuse('tools');
+    if (r.tool_choice != null && r.tool_choice !== 'none') refuse('tool_choice');
+  }
+  if (caps.responseFormat === false && r.response_format && r.response_format.type !== 'text') refuse('response_format', `of type "${r.response_format.type}" is not supported`);
+  if (caps.images === false) {
+    r.messages?.forEach((m, i) => {
+      if (Array.isArray(m.content) && m.content.some(isImage)) unsupportedParam(call, `messages[${i}].content`, '(an image part) is not supported');
+    });
+  }
+  if (caps.samplingExtras === false) checkSamplingExtras(call);
+  if (!dropped.length) return r;
+  const copy: ChatCompletionRequest = { ...r };
+  for (const p of dropped) delete copy[p];
+  if (dropped.includes('tools')) delete copy.tool_choice;
+  return copy;
+}
+
+const isImage = (part: ContentPart) => part?.type === 'image_url';

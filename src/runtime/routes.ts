@@ -1,0 +1,79 @@
+/**
+ * A generation's model routes: each alias with its targets, policies resolved once (alias
+ * settings over defaults, target settings over the alias's) and live state carried over from the
+ * previous generation where the target did not change.
+ */
+import type { GatewayConfig, RetryConfig } from '../config/types.ts';
+import type { ModelRoute, ProviderInstance, RetryPolicy, RouteTarget } from '../plugin-api.ts';
+import { GatewayError } from '../errors.ts';
+import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from '../routing/policy.ts';
+import { TargetState } from '../routing/target-state.ts';
+import type { ProviderHandle } from './providers.ts';
+
+/** The generation being replaced, as far as routes care. */
+export interface PreviousRoutes {
+  config: GatewayConfig;
+  models: ReadonlyMap<string, ModelRoute>;
+  providers: ReadonlyMap<string, ProviderHandle>;
+}
+
+export function buildRoutes(config: GatewayConfig, providers: ReadonlyMap<string, ProviderHandle>, previous: PreviousRoutes | undefined): Map<string, ModelRoute> {
+  const models = new Map<string, ModelRoute>();
+  for (const [alias, m] of Object.entries(config.models)) {
+    const aliasRetry = retryPolicy(DEFAULT_RETRY, m.retry);
+    const aliasTimeouts = { ...DEFAULT_TIMEOUTS, ...m.timeout };
+    const targets = m.targets.map((t): RouteTarget => {
+      const handle = providers.get(t.provider)!;
+      return Object.freeze({
+        provider: t.provider,
+        model: t.model,
+        unavailable: handle.unavailable,
+        dropUnsupportedParams: m.dropUnsupportedParams ?? config.providers[t.provider].dropUnsupportedParams ?? false,
+        instance: handle.instance ?? unavailableInstance,
+        capabilities: handle.plugin.capabilities ?? {},
+        weight: t.weight,
+        price: t.price,
+        retry: retryPolicy(aliasRetry, t.retry),
+        timeouts: Object.freeze({ ...aliasTimeouts, ...t.timeout }),
+        state: carriedState(previous, alias, t.provider, t.model, handle, m.cooldown) ?? new TargetState(m.cooldown),
+      });
+    });
+    const fallbacks = { context_window: m.fallbacks?.contextWindow, content_policy: m.fallbacks?.contentPolicy };
+    models.set(alias, Object.freeze({ name: alias, strategy: m.strategy, retry: aliasRetry, targets: Object.freeze(targets), fallbacks }));
+  }
+  return models;
+}
+
+/**
+ * A target that survives a reload unchanged (same alias, provider instance, model and cooldown
+ * policy) keeps its live state, so a reload neither forgets a cooldown nor the latency average.
+ */
+function carriedState(previous: PreviousRoutes | undefined, alias: string, provider: string, model: string, handle: ProviderHandle, cooldown: unknown): RouteTarget['state'] | undefined {
+  const before = previous?.models.get(alias);
+  if (!before || JSON.stringify(previous!.config.models[alias]?.cooldown) !== JSON.stringify(cooldown)) return undefined;
+  const target = before.targets.find((t) => t.provider === provider && t.model === model);
+  return target && previous!.providers.get(provider) === handle ? target.state : undefined;
+}
+
+/** `base` overridden field by field by a gateway.yaml `retry:` block. */
+export function retryPolicy(base: RetryPolicy, r: RetryConfig | undefined): RetryPolicy {
+  if (!r) return base;
+  return Object.freeze({
+    attempts: r.attempts ?? base.attempts,
+    backoff: { ...base.backoff, ...r.backoff },
+    retryOn: r.retryOn ?? base.retryOn,
+    maxRetryAfterMs: r.maxRetryAfterMs ?? base.maxRetryAfterMs,
+    budgetMs: r.budgetMs ?? base.budgetMs,
+  });
+}
+
+/** Stands in for a provider that could not be configured; attempts refuse before calling it. */
+const unavailableInstance: ProviderInstance = {
+  send: () => Promise.reject(new GatewayError('provider_unavailable', 'provider is unavailable')),
+  toCompletion: () => {
+    throw new GatewayError('provider_unavailable', 'provider is unavailable');
+  },
+  createStreamTranslator: () => {
+    throw new GatewayError('provider_unavailable', 'provider is unavailable');
+  },
+};

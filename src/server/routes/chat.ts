@@ -1,0 +1,58 @@
+/**
+ * POST /v1/chat/completions: runs the current generation's pipeline and writes its answer (JSON,
+ * or SSE once the stream's first chunk exists) or the error envelope; then the stages'
+ * onResponse hooks (the log line) run, whatever happened.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError, toGatewayError } from '../../errors.ts';
+import type { Attempt } from '../../pipeline/attempt.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
+import { createContext } from '../context.ts';
+import { responseHeaders, sendError, sendJson, sendStream } from '../respond.ts';
+import type { RouteModule, ServerDeps } from '../surface.ts';
+
+export const CHAT_PATHS = ['/v1/chat/completions', '/chat/completions'] as const;
+
+export const chatRoutes: RouteModule = {
+  surface: [{ pattern: /^\/(v1\/)?chat\/completions\/?$/, method: 'POST' }],
+  register(app, deps) {
+    const handler = chat(deps);
+    for (const path of CHAT_PATHS) app.post(path, handler);
+  },
+};
+
+function chat({ getRuntime, onRequestDone, log }: ServerDeps) {
+  return async function chat(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    reply.hijack();
+    const runtime = getRuntime();
+    runtime.lifecycle.inFlight++;
+    const res = reply.raw;
+    const ctx = createContext(request.id, request.raw, res, request.body, log);
+    const toClientError = (err: unknown): GatewayError => (err instanceof UpstreamError ? err.toClientError(runtime.redact) : toGatewayError(err));
+    try {
+      await runtime.run(ctx);
+      const attempt = ctx.attempt as Attempt | undefined;
+      if (!attempt) throw new GatewayError('internal_error', 'the pipeline answered without an attempt');
+      const response = await attempt.complete();
+      if (response.kind === 'completion') {
+        ctx.status = 200;
+        sendJson(res, 200, responseHeaders(ctx), response.body);
+      } else {
+        await sendStream(res, ctx, response.chunks, toClientError);
+      }
+    } catch (err) {
+      if (ctx.signal.aborted) {
+        ctx.status = 499; // client closed the request (nginx's convention), for the log only
+      } else {
+        const error = toClientError(err);
+        if (error.code === 'internal_error') log.error({ err, reqId: ctx.id }, 'unhandled error in the pipeline');
+        sendError(res, ctx, error);
+      }
+    } finally {
+      (ctx.attempt as Attempt | undefined)?.close();
+      runtime.lifecycle.inFlight--;
+      onRequestDone?.(runtime);
+      void runtime.finish(ctx);
+    }
+  };
+}

@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Runtime } from '../runtime/build.ts';
+
+/** What the route modules need from the gateway. */
+export interface ServerDeps {
+  /** The config generation current when a request arrives: a reload never changes a request midway. */
+  getRuntime(): Runtime;
+  /** Called when a chat request that ran on `runtime` has finished (for draining old generations). */
+  onRequestDone?(runtime: Runtime): void;
+  log: Logger;
+  /** Extra readiness details (e.g. the last reload's outcome). */
+  readiness?(): Record<string, unknown>;
+}
+
+/** One group of endpoints: its paths (for OpenAI-shaped 404 vs 405) and how to register them. */
+export interface RouteModule {
+  /** Path patterns with the one method each accepts. */
+  surface: ReadonlyArray<{ pattern: RegExp; method: string }>;
+  register(app: FastifyInstance, deps: ServerDeps): void;
+}

@@ -4,7 +4,7 @@
  * and from the OpenAI wire format.
  */
 import { defineHttpProvider } from 'switchyard-gateway';
-import { buildMessagesRequest } from './request.ts';
+import { buildMessagesRequest, UNSUPPORTED_PARAMS } from './request.ts';
 import { toCompletion } from './response.ts';
 import { createStreamTranslator } from './stream.ts';
 import { readError } from './errors.ts';
@@ -45,7 +45,7 @@ export default defineHttpProvider<AnthropicOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, unsupportedParams: ['seed', 'presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'logit_bias', 'n'] },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, samplingExtras: false, unsupportedParams: UNSUPPORTED_PARAMS },
   endpoint(options) {
     const headers: Record<string, string> = { ...options.headers, 'x-api-key': options.apiKey, 'anthropic-version': options.version ?? '2023-06-01' };
     if (options.beta) headers['anthropic-beta'] = options.beta;

@@ -4,11 +4,18 @@ import type { ChatCompletionRequest, ProviderCall } from 'switchyard-gateway';
 import { GatewayError } from 'switchyard-gateway/kit';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { callFactory } from '../../test/helpers/provider-call.ts';
+import { applyCapabilities } from 'switchyard-gateway/kit';
+import plugin from './index.ts';
 import { buildMessagesRequest, type RequestSettings } from './request.ts';
 
 const recorded = (name: string) => loadFixture('anthropic', name).request;
 
-const callOf = callFactory({ provider: 'claude', model: 'claude-3-opus-latest' });
+const rawCallOf = callFactory({ provider: 'claude', model: 'claude-3-opus-latest' });
+/** A call as the core hands it over: the plugin's declared capabilities applied first. */
+const callOf: typeof rawCallOf = (request, extra) => {
+  const call = rawCallOf(request, extra);
+  return { ...call, request: applyCapabilities(call, plugin.capabilities ?? {}) };
+};
 
 const build = (request: Partial<ChatCompletionRequest>, settings: Partial<RequestSettings> = {}, extra: Partial<ProviderCall> = {}) =>
   buildMessagesRequest(callOf(request, extra), { maxTokens: 4096, ...settings });

@@ -7,7 +7,7 @@
  * `logprobs: false`, a zero penalty, an empty `logit_bias`) is accepted and left out.
  */
 import type { ChatCompletionRequest, FunctionTool, ProviderCall } from 'switchyard-gateway';
-import { GatewayError, checkSamplingExtras, checkUnsupported, functionOf, unsupportedParam } from 'switchyard-gateway/kit';
+import { GatewayError, functionOf, unsupportedParam } from 'switchyard-gateway/kit';
 import { translateMessages } from './messages.ts';
 
 export interface RequestSettings {
@@ -17,8 +17,8 @@ export interface RequestSettings {
   promptCaching?: false | '5m' | '1h';
 }
 
-/** Parameters with no Anthropic equivalent at any value. */
-const NEVER = ['seed', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'verbosity'];
+/** Parameters with no Anthropic equivalent at any value (declared as capabilities: the core refuses or drops them). */
+export const UNSUPPORTED_PARAMS: readonly string[] = ['seed', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'verbosity'];
 
 /** OpenAI `reasoning_effort` → Anthropic `output_config.effort` (no `minimal` there: `low` is nearest). */
 const EFFORT: Record<string, string> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' };
@@ -72,8 +72,6 @@ export function buildMessagesRequest(call: ProviderCall, settings: RequestSettin
 
 /** Rejects (or logs dropping) every parameter the Messages API cannot honour. */
 function checkParams(call: ProviderCall): void {
-  checkUnsupported(call, NEVER);
-  checkSamplingExtras(call);
 }
 
 function toolOf(tool: FunctionTool, i: number, call: ProviderCall): Record<string, unknown> | undefined {

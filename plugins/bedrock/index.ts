@@ -7,7 +7,7 @@
 import type { SignatureV4 } from '@smithy/signature-v4';
 import { defineHttpProvider, type ProviderEnv, type ProviderPlugin } from 'switchyard-gateway';
 import { UpstreamError } from 'switchyard-gateway/kit';
-import { buildConverseRequest, type RequestSettings } from './request.ts';
+import { buildConverseRequest, UNSUPPORTED_PARAMS, type RequestSettings } from './request.ts';
 import { toCompletion } from './response.ts';
 import { createStreamTranslator } from './stream.ts';
 import { decodeEventStream } from './eventstream.ts';
@@ -71,7 +71,8 @@ const http = defineHttpProvider<ResolvedOptions>({
     tools: true,
     images: true,
     responseFormat: true,
-    unsupportedParams: ['seed', 'presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'logit_bias', 'n', 'reasoning_effort'],
+    samplingExtras: false,
+    unsupportedParams: UNSUPPORTED_PARAMS,
   },
   endpoint: (options) => ({ baseUrl: options.endpoint ?? `https://bedrock-runtime.${options.region}.amazonaws.com`, headers: { ...options.headers } }),
   buildRequest: (call, options) => buildConverseRequest(call, { maxTokens: options.maxTokens, guardrail: options.guardrail }),

@@ -4,11 +4,18 @@ import type { ChatCompletionRequest, ChatMessage, ProviderCall } from 'switchyar
 import { GatewayError } from 'switchyard-gateway/kit';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { callFactory } from '../../test/helpers/provider-call.ts';
+import { applyCapabilities } from 'switchyard-gateway/kit';
+import plugin from './index.ts';
 import { buildConverseBody, buildConverseRequest, conversePath, type RequestSettings } from './request.ts';
 
 const recorded = (name: string) => loadFixture('bedrock', name).request as Record<string, any>;
 
-const callOf = callFactory({ provider: 'aws', model: 'us.amazon.nova-micro-v1:0' });
+const rawCallOf = callFactory({ provider: 'aws', model: 'us.amazon.nova-micro-v1:0' });
+/** A call as the core hands it over: the plugin's declared capabilities applied first. */
+const callOf: typeof rawCallOf = (request, extra) => {
+  const call = rawCallOf(request, extra);
+  return { ...call, request: applyCapabilities(call, plugin.capabilities ?? {}) };
+};
 
 const build = (request: Partial<ChatCompletionRequest>, settings: RequestSettings = {}, extra: Partial<ProviderCall> = {}) => buildConverseBody(callOf(request, extra), settings);
 

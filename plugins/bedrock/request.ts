@@ -17,7 +17,7 @@
  * Converse has no switch for it.
  */
 import type { ChatCompletionRequest, FunctionTool, ProviderCall, HttpRequestSpec } from 'switchyard-gateway';
-import { GatewayError, checkSamplingExtras, checkUnsupported, functionOf, unsupportedParam } from 'switchyard-gateway/kit';
+import { GatewayError, functionOf, unsupportedParam } from 'switchyard-gateway/kit';
 import { translateMessages, type TranslatedMessages } from './messages.ts';
 
 export interface RequestSettings {
@@ -28,7 +28,7 @@ export interface RequestSettings {
 }
 
 /** Parameters with no Converse equivalent at any value. */
-const NEVER = ['seed', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'reasoning_effort', 'verbosity'];
+export const UNSUPPORTED_PARAMS: readonly string[] = ['seed', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'reasoning_effort', 'verbosity'];
 
 /** The path for one attempt: the model id is one path segment, so it is fully encoded. */
 export function conversePath(model: string, stream: boolean): string {
@@ -79,8 +79,6 @@ export function buildConverseBody(call: ProviderCall, settings: RequestSettings 
 /** Rejects (or logs dropping) every parameter Converse cannot honour. */
 function checkParams(call: ProviderCall): void {
   const r = call.request;
-  checkUnsupported(call, NEVER);
-  checkSamplingExtras(call);
   const tier = r.service_tier;
   if (tier != null && tier !== 'auto' && tier !== 'default') unsupportedParam(call, 'service_tier', `with the value ${JSON.stringify(tier)} is not supported`);
 }

@@ -10,7 +10,7 @@
  *   errors.ts                  google.rpc error bodies → UpstreamFailure
  */
 import { defineHttpProvider } from 'switchyard-gateway';
-import { buildGenerateRequest } from './request.ts';
+import { buildGenerateRequest, UNSUPPORTED_PARAMS } from './request.ts';
 import { toCompletion } from './response.ts';
 import { createStreamTranslator } from './stream.ts';
 import { readGoogleError } from './errors.ts';
@@ -53,7 +53,7 @@ export default defineHttpProvider<GeminiOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, unsupportedParams: ['logit_bias', 'audio', 'prediction', 'web_search_options'] },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, unsupportedParams: UNSUPPORTED_PARAMS },
   endpoint: (options) => ({ baseUrl: options.baseUrl ?? DEFAULT_BASE_URL, headers: { ...options.headers, 'x-goog-api-key': options.apiKey } }),
   buildRequest(call, options) {
     const method = call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';

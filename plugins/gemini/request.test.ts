@@ -4,6 +4,8 @@ import type { ChatCompletionRequest, ProviderCall } from 'switchyard-gateway';
 import { GatewayError } from 'switchyard-gateway/kit';
 import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { callFactory } from '../../test/helpers/provider-call.ts';
+import { applyCapabilities } from 'switchyard-gateway/kit';
+import plugin from './index.ts';
 import { buildGenerateRequest, type RequestSettings } from './request.ts';
 import { SKIP_SIGNATURE } from './contents.ts';
 import { modelPath } from './index.ts';
@@ -14,7 +16,12 @@ function recorded(name: string): Record<string, any> {
   return Object.keys(generationConfig ?? {}).length ? { ...rest, generationConfig } : rest;
 }
 
-const callOf = callFactory({ provider: 'g', model: 'gemini-2.0-flash' });
+const rawCallOf = callFactory({ provider: 'g', model: 'gemini-2.0-flash' });
+/** A call as the core hands it over: the plugin's declared capabilities applied first. */
+const callOf: typeof rawCallOf = (request, extra) => {
+  const call = rawCallOf(request, extra);
+  return { ...call, request: applyCapabilities(call, plugin.capabilities ?? {}) };
+};
 
 const build = (request: Partial<ChatCompletionRequest>, extra: Partial<ProviderCall> = {}, settings: RequestSettings = {}) => buildGenerateRequest(callOf(request, extra), settings);
 

@@ -20,7 +20,7 @@
  * its no-op value (`n: 1`, `logprobs: false`, an empty `logit_bias`) is accepted and left out.
  */
 import type { FunctionTool, ProviderCall } from 'switchyard-gateway';
-import { checkUnsupported, functionOf, unsupportedParam } from 'switchyard-gateway/kit';
+import { functionOf, unsupportedParam } from 'switchyard-gateway/kit';
 import { translateMessages } from './contents.ts';
 import { generationOf } from './model.ts';
 
@@ -30,7 +30,7 @@ export interface RequestSettings {
 }
 
 /** Parameters with no Gemini equivalent at any value. */
-const NEVER = ['audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'verbosity'];
+export const UNSUPPORTED_PARAMS: readonly string[] = ['audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'verbosity'];
 
 /** `reasoning_effort` → Gemini 3 `thinkingLevel` (it cannot switch thinking off: `none` is the least). */
 const LEVEL: Record<string, string> = { none: 'minimal', minimal: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high' };
@@ -59,7 +59,6 @@ export function buildGenerateRequest(call: ProviderCall, settings: RequestSettin
 /** Rejects (or logs dropping) every parameter Gemini cannot honour. */
 function checkParams(call: ProviderCall): void {
   const r = call.request;
-  checkUnsupported(call, NEVER);
   const bias = r.logit_bias;
   if (bias && typeof bias === 'object' && Object.keys(bias).length) unsupportedParam(call, 'logit_bias');
   const modalities = r.modalities;

@@ -14,3 +14,4 @@ export { readSse, sseData, type SseMessage } from '../protocol/sse.ts';
 export { ChunkBuilder, type ChunkDelta } from '../protocol/chunks.ts';
 export { textOf, partsOf, parseDataUrl, parseArguments, toolCallArguments } from '../protocol/content.ts';
 export { GatewayError, ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
+export { applyCapabilities } from '../providers/capabilities.ts';

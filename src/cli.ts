@@ -1,24 +1,38 @@
 /**
- * switchyard [--config FILE] [--port N] [--host H]   serve
- * switchyard validate [FILE]                          check a config: exit 0, or 1 with every error on stderr
+ * switchyard [serve] [--config FILE] [--port N] [--host H]   serve
+ * switchyard validate [FILE] [--strict]                       check a config: exit 0, or 1 with every error on stderr
+ * switchyard plugin new provider|stage NAME [--dir DIR]       scaffold a plugin
+ * (`--version` is answered by bin/switchyard.mjs, which knows where package.json is.)
  */
 import { parseArgs } from 'node:util';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Gateway } from './gateway.ts';
 import { ConfigError, formatIssue } from './config/issues.ts';
 import { parseConfigFile } from './config/load.ts';
+import type { KeyConfig } from './config/types.ts';
 import { buildRuntime } from './runtime/build.ts';
+import { sha256Hex } from './runtime/keys.ts';
 import { createLogger } from './logger.ts';
 import path from 'node:path';
 import { scaffoldPlugin } from './scaffold/new-plugin.ts';
 
 const USAGE = `Usage:
-  switchyard [--config FILE] [--port N] [--host H] [--no-watch]
+  switchyard [serve] [--config FILE] [--port N] [--host H] [--no-watch]
                                                       serve the gateway (default config ./gateway.yaml);
                                                       reloads on file changes (unless --no-watch) and on SIGHUP
-  switchyard validate [FILE]                          check a config file (default ./gateway.yaml)
+  switchyard validate [FILE] [--strict]               check a config file (default ./gateway.yaml); --strict also
+                                                      fails when a provider would be unavailable (an unset variable)
   switchyard plugin new provider|stage NAME [--dir DIR]
                                                       scaffold a plugin folder (default ./plugins/NAME) with a passing test
-  switchyard --help`;
+  switchyard --version                                print the version
+  switchyard --help                                   print this text`;
+
+/**
+ * The key of the example gateway.yaml (`${SWITCHYARD_DEV_KEY:-sk-switchyard-dev}`). It is public,
+ * so the startup hint can show it and be pasted as is; any other key stays a placeholder.
+ */
+const EXAMPLE_DEV_KEY = 'sk-switchyard-dev';
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -31,6 +45,7 @@ async function main(argv: string[]): Promise<number> {
       host: { type: 'string', short: 'H' },
       watch: { type: 'boolean', default: true },
       dir: { type: 'string' },
+      strict: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -39,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [command, ...rest] = positionals;
-  if (command === 'validate') return validate(rest[0] ?? values.config ?? 'gateway.yaml');
+  if (command === 'validate') return validate(rest[0] ?? values.config ?? 'gateway.yaml', values.strict === true);
   if (command === 'plugin') return newPlugin(rest, values.dir);
   if (command !== undefined && command !== 'serve') {
     process.stderr.write(`unknown command "${command}"\n${USAGE}\n`);
@@ -65,12 +80,18 @@ function newPlugin(args: string[], dir: string | undefined): number {
   }
 }
 
-async function validate(file: string): Promise<number> {
+/** `strict`: a provider left unavailable (an unset variable) fails the check, to gate a deploy. */
+async function validate(file: string, strict: boolean): Promise<number> {
   try {
     const parsed = await parseConfigFile(file);
     const runtime = await buildRuntime(parsed, { generation: 0, log: createLogger({ level: 'silent', format: 'json' }) });
     for (const w of runtime.warnings) process.stderr.write(`${formatIssue(w)}\n`);
     await runtime.close();
+    const unavailable = [...runtime.providers].filter(([, handle]) => handle.unavailable).map(([name]) => name);
+    if (strict && unavailable.length > 0) {
+      process.stderr.write(`${runtime.file}: --strict: ${unavailable.length === 1 ? 'provider' : 'providers'} ${unavailable.join(', ')} would be unavailable (see the warnings above)\n`);
+      return 1;
+    }
     process.stdout.write(`${runtime.file}: OK (${runtime.models.size} models, ${runtime.providers.size} providers, ${runtime.stages.length} stages)\n`);
     return 0;
   } catch (err) {
@@ -96,7 +117,7 @@ async function serve(file: string, port: string | undefined, host: string | unde
   const demo = [...runtime.models.keys()][0];
   gateway.log.info(
     { url: base, models: [...runtime.models.keys()], config: runtime.file },
-    `Switchyard listening on ${base}\n  models:\n    ${models.join('\n    ')}\n  try:\n    curl ${base}/chat/completions -H "Authorization: Bearer <a key from ${runtime.file}>" -H "Content-Type: application/json" -d '{"model":"${demo}","messages":[{"role":"user","content":"Hello"}]}'`,
+    `Switchyard listening on ${base}\n  models:\n    ${models.join('\n    ')}\n  try:\n    curl ${base}/chat/completions -H "Authorization: Bearer ${exampleKey(runtime.config.keys, runtime.file)}" -H "Content-Type: application/json" -d '{"model":"${demo}","messages":[{"role":"user","content":"Hello"}]}'`,
   );
   const stop = (signal: string) => {
     gateway.log.info({ signal }, 'shutting down: finishing in-flight requests');
@@ -112,6 +133,12 @@ async function serve(file: string, port: string | undefined, host: string | unde
   return -1; // keep running
 }
 
+/** The key to show in the startup hint: the example's public dev key when configured, else a placeholder. */
+function exampleKey(keys: readonly KeyConfig[], file: string): string {
+  const digest = `sha256:${sha256Hex(EXAMPLE_DEV_KEY)}`;
+  return keys.some((k) => k.key === EXAMPLE_DEV_KEY || k.keyHash === digest) ? EXAMPLE_DEV_KEY : `<a key from ${file}>`;
+}
+
 function reportFailure(err: unknown, file: string): number {
   if (err instanceof ConfigError) {
     for (const issue of err.issues) process.stderr.write(`${formatIssue(issue)}\n`);
@@ -120,10 +147,17 @@ function reportFailure(err: unknown, file: string): number {
     return 1;
   }
   const code = (err as NodeJS.ErrnoException)?.code;
-  if (code === 'ENOENT') process.stderr.write(`${file}: no such file\n`);
+  if (code === 'ENOENT') process.stderr.write(`${file}: no such file${exampleHint(file)}\n`);
   else if (code === 'EADDRINUSE') process.stderr.write(`cannot listen: ${(err as Error).message} (another process uses the port; try --port 0)\n`);
   else process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
   return 1;
+}
+
+/** For a missing ./gateway.yaml: where the package's example is (npx users start without one). */
+function exampleHint(file: string): string {
+  if (path.resolve(file) !== path.resolve('gateway.yaml')) return '';
+  const example = fileURLToPath(new URL('gateway.yaml', import.meta.resolve('switchyard-gateway/package.json')));
+  return existsSync(example) ? ` (start from the example: cp ${example} .)` : '';
 }
 
 main(process.argv.slice(2)).then(

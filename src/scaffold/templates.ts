@@ -1,6 +1,11 @@
-/** Files written by `switchyard plugin new`; `entry` is the import path of the switchyard API. */
+/**
+ * Files written by `switchyard plugin new`. They import only what a plugin published on its own
+ * can: `switchyard-gateway` (the contract) and `switchyard-gateway/kit` (helpers), so a scaffolded
+ * plugin works unchanged inside this repository, in a project that installed the package, or as
+ * its own package.
+ */
 
-export function providerTemplate(name: string, entry: string): Record<string, string> {
+export function providerTemplate(name: string): Record<string, string> {
   return {
     'index.ts': `/**
  * ${name}: a Switchyard provider plugin. It speaks a small JSON API; replace the three
@@ -9,7 +14,8 @@ export function providerTemplate(name: string, entry: string): Record<string, st
  *   streamed as server-sent events: data: {"text": "...", "done": false}
  * The core owns sockets, SSE framing, retries and the OpenAI error envelope.
  */
-import { defineHttpProvider, openAiStyleFailure, type ChatCompletion, type ChatCompletionChunk, type ProviderCall, type SseJsonEvent } from '${entry}';
+import { defineHttpProvider, type ChatCompletion, type ChatCompletionChunk, type ProviderCall } from 'switchyard-gateway';
+import { openAiStyleFailure, type SseJsonEvent } from 'switchyard-gateway/kit';
 
 export interface Options {
   baseUrl: string;
@@ -65,8 +71,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import pino from 'pino';
-import { Gateway } from '${entry}';
+import { Gateway } from 'switchyard-gateway';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 let upstream: Server;
@@ -96,8 +101,9 @@ providers:
   ${name}: { plugin: \${JSON.stringify(path.join(here, 'index.ts'))}, baseUrl: "\${url}" }
 models:
   demo: { targets: [{ provider: ${name}, model: m1 }] }
+log: { level: silent }
 \`);
-  gateway = await Gateway.start({ config, port: 0, logger: pino({ level: 'silent' }) });
+  gateway = await Gateway.start({ config, port: 0 });
 });
 afterAll(async () => {
   await gateway?.close();
@@ -130,13 +136,14 @@ it('streams', async () => {
   };
 }
 
-export function stageTemplate(name: string, entry: string): Record<string, string> {
+export function stageTemplate(name: string): Record<string, string> {
   return {
     'index.ts': `/**
  * ${name}: a Switchyard pipeline stage. \`handle\` runs on the way in (before \`await next()\`)
  * and on the way back (after it); \`onResponse\` after the response is complete.
  */
-import { defineStage, GatewayError } from '${entry}';
+import { defineStage } from 'switchyard-gateway';
+import { GatewayError } from 'switchyard-gateway/kit';
 
 export interface Options {
   /** Value of the x-${name} response header. */
@@ -179,8 +186,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import pino from 'pino';
-import { Gateway } from '${entry}';
+import { Gateway } from 'switchyard-gateway';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 let gateway: Gateway;
@@ -194,8 +200,9 @@ providers:
 models:
   demo: { targets: [{ provider: mock, model: m1 }] }
 pipeline: [auth, validate, { stage: \${JSON.stringify(path.join(here, 'index.ts'))}, options: { tag: hello, maxTokens: 100 } }, route, retry, transform-response, log]
+log: { level: silent }
 \`);
-  gateway = await Gateway.start({ config, port: 0, logger: pino({ level: 'silent' }) });
+  gateway = await Gateway.start({ config, port: 0 });
 });
 afterAll(() => gateway?.close());
 

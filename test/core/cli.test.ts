@@ -1,6 +1,6 @@
 /** The switchyard command as an operator runs it. */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,9 +9,9 @@ import { ROOT } from '../helpers/paths.ts';
 
 const BIN = path.join(ROOT, 'bin/switchyard.mjs');
 
-function run(args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(args: string[], opts: { env?: NodeJS.ProcessEnv; node?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...opts.env } });
+    const child = spawn(opts.node ?? process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...opts.env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -35,12 +35,49 @@ async function serve(args: string[], cwd: string) {
   return { child, url: m[1], output: () => out };
 }
 
+/** A Node on this machine older than package.json's engines minimum (e.g. the distribution's), if any. */
+function olderNode(): string | undefined {
+  const minimum = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node.replace(/^>=/, '');
+  const older = (v: string) => v.split('.').map(Number).reduce((cmp, part, i) => cmp || part - Number(minimum.split('.')[i]), 0) < 0;
+  for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
+    if (!existsSync(candidate)) continue;
+    const version = execFileSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
+    if (older(version)) return candidate;
+  }
+  return undefined;
+}
+
+describe('switchyard --version and --help', () => {
+  it('prints the package version', async () => {
+    const r = await run(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n`);
+  });
+
+  it('lists every subcommand', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    for (const usage of ['switchyard [serve]', 'switchyard validate [FILE] [--strict]', 'switchyard plugin new provider|stage NAME', 'switchyard --version', 'switchyard --help']) expect(r.stdout).toContain(usage);
+  });
+});
+
 describe('switchyard validate', () => {
   it('accepts the repository gateway.yaml (exit 0) and warns about unset provider keys', async () => {
     const r = await run(['validate', 'gateway.yaml'], { env: { OPENAI_API_KEY: '' } });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^gateway\.yaml: OK \(\d+ models, \d+ providers, 6 stages\)/);
     expect(r.stderr).toContain('warning: providers.openai.apiKey: environment variable OPENAI_API_KEY is not set');
+  });
+
+  it('--strict fails (exit 1) when a provider would be unavailable, and passes once its variable is set', async () => {
+    const unset = await run(['validate', 'gateway.yaml', '--strict'], { env: { OPENAI_API_KEY: '' } });
+    expect(unset.code).toBe(1);
+    expect(unset.stdout).toBe('');
+    expect(unset.stderr).toContain('warning: providers.openai.apiKey: environment variable OPENAI_API_KEY is not set');
+    expect(unset.stderr).toContain('gateway.yaml: --strict: provider openai would be unavailable');
+    const set = await run(['validate', 'gateway.yaml', '--strict'], { env: { OPENAI_API_KEY: 'sk-test-strict' } });
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toMatch(/^gateway\.yaml: OK/);
   });
 
   it('rejects a broken file with every error on stderr (exit 1)', async () => {
@@ -62,6 +99,8 @@ describe('switchyard serve', () => {
     const { child, url, output } = await serve(['--config', 'gateway.yaml'], ROOT);
     try {
       expect(output()).toContain('demo → mock/mock-1');
+      // The example's dev key is public: the hint can be pasted as is.
+      expect(output()).toMatch(/curl http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions -H \\?"Authorization: Bearer sk-switchyard-dev\\?"/);
       const client = new OpenAI({ baseURL: url, apiKey: 'sk-switchyard-dev', maxRetries: 0 });
       const r = await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] });
       expect(r.choices[0].message.content).toContain('mock provider');
@@ -69,6 +108,32 @@ describe('switchyard serve', () => {
       child.kill('SIGTERM');
     }
   });
+});
+
+describe('switchyard serve: V8 heap flags', () => {
+  // Linux only: the flags are read back from /proc. The bin replaces itself (process.execve), so
+  // the pid the test started is the gateway's.
+  it.runIf(process.platform === 'linux')('applies --max-semi-space-size and --heap-growing-percent by itself', async () => {
+    const { child } = await serve(['--config', 'gateway.yaml'], ROOT);
+    try {
+      const argv = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
+      expect(argv).toContain('--max-semi-space-size=8');
+      expect(argv).toContain('--heap-growing-percent=25');
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
+
+describe('switchyard on a Node older than package.json engines', () => {
+  const old = olderNode();
+  it.skipIf(!old)(old ? `validate and --version work under ${old} (re-run under Node 24 from ~/.node24)` : 'skipped: no Node older than the engines minimum on this machine', async () => {
+    const version = await run(['--version'], { node: old });
+    expect(version.code).toBe(0);
+    const r = await run(['validate', 'gateway.yaml'], { node: old, env: { OPENAI_API_KEY: '' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^gateway\.yaml: OK/);
+  }, 180_000);
 });
 
 describe('switchyard serve: reloading a multi-file plugin', () => {
@@ -92,8 +157,9 @@ export default {
 `,
     );
     writeFileSync(path.join(dir, 'gateway.yaml'), 'keys: [{ name: k, key: sk-reload-12345678 }]\nproviders:\n  canned: { plugin: ./plugins/canned }\nmodels:\n  demo: { targets: [{ provider: canned, model: c }] }\nlog: { level: info, format: json }\n');
-    const { child, url } = await serve(['--config', path.join(dir, 'gateway.yaml')], dir);
+    const { child, url, output } = await serve(['--config', path.join(dir, 'gateway.yaml')], dir);
     try {
+      expect(output()).toContain('Bearer <a key from'); // a real key is never printed
       const client = new OpenAI({ baseURL: url, apiKey: 'sk-reload-12345678', maxRetries: 0 });
       const content = async () => (await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] })).choices[0].message.content;
       expect(await content()).toBe('first reply');

@@ -1,6 +1,6 @@
 /** `switchyard plugin new` writes plugins whose own tests pass as generated. */
 import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/paths.ts';
@@ -17,6 +17,11 @@ describe('switchyard plugin new', () => {
       expect(made.status).toBe(0);
       expect(existsSync(path.join(dirs[i], 'index.ts'))).toBe(true);
       expect(existsSync(path.join(dirs[i], `acme-${kind}.test.ts`))).toBe(true);
+      // Only what a plugin published on its own can import: the package's public entry points.
+      for (const file of ['index.ts', `acme-${kind}.test.ts`]) {
+        const specifiers = [...readFileSync(path.join(dirs[i], file), 'utf8').matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]);
+        expect(specifiers.filter((s) => !/^(node:|vitest$|switchyard-gateway(\/kit(\/testing)?)?$)/.test(s)), file).toEqual([]);
+      }
       const vitest = path.join(ROOT, 'node_modules/vitest/vitest.mjs');
       const run = spawnSync(process.execPath, [vitest, 'run', path.relative(ROOT, dirs[i])], { cwd: ROOT, encoding: 'utf8' });
       expect(run.status, run.stdout + run.stderr).toBe(0);

@@ -20,6 +20,7 @@ export const ERROR_CATALOGUE = {
   method_not_allowed: { status: 405, type: 'invalid_request_error', summary: 'Known URL, wrong HTTP method (see `Allow`).' },
   invalid_json: { status: 400, type: 'invalid_request_error', summary: 'The body is not valid JSON.' },
   invalid_request: { status: 400, type: 'invalid_request_error', summary: 'The body breaks the Chat Completions schema; `param` names the field.' },
+  missing_required_parameter: { status: 400, type: 'invalid_request_error', summary: 'A required field (`model`, `messages`) is absent; `param` names it.' },
   unsupported_parameter: { status: 400, type: 'invalid_request_error', summary: 'The provider serving the model cannot honour this parameter (`param`); set `dropUnsupportedParams: true` to drop it instead.' },
   upstream_bad_request: { status: 400, type: 'invalid_request_error', summary: 'The provider rejected the request as invalid; its message is kept, prefixed by the provider name.' },
   request_too_large: { status: 413, type: 'invalid_request_error', summary: 'The body is larger than `server.bodyLimit`.' },

@@ -19,7 +19,10 @@ export class ConfigSource {
     for (const e of [...this.doc.errors.slice(0, 1), ...this.doc.warnings]) {
       const [line, col] = e.linePos?.[0] ? [e.linePos[0].line, e.linePos[0].col] : this.#pos(e.pos[0]);
       const message = e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
-      this.issues.push({ severity: this.doc.errors.includes(e as never) ? 'error' : 'warning', file, line, col, path: '', message: `YAML: ${message}` });
+      // A repeated key is named by its path (`models.demo`), like every other config error.
+      const keyPath = e.code === 'DUPLICATE_KEY' ? pathOfKeyAt(this.doc.contents, e.pos[0], []) : undefined;
+      const shown = keyPath ? `"${keyPath[keyPath.length - 1]}" appears twice in this mapping (YAML keys must be unique)` : `YAML: ${message}`;
+      this.issues.push({ severity: this.doc.errors.includes(e as never) ? 'error' : 'warning', file, line, col, path: keyPath ? formatPath(keyPath) : '', message: shown });
     }
   }
 
@@ -74,6 +77,25 @@ export class ConfigSource {
   get hasErrors(): boolean {
     return this.issues.some((i) => i.severity === 'error');
   }
+}
+
+/** The path of the mapping key that starts at `offset`, if any. */
+function pathOfKeyAt(node: unknown, offset: number, path: PathSegment[]): PathSegment[] | undefined {
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      const key = isScalar(pair.key) ? pair.key : undefined;
+      const name = key ? String(key.value) : '';
+      if (key?.range && key.range[0] === offset) return [...path, name];
+      const inner = pathOfKeyAt(pair.value, offset, [...path, name]);
+      if (inner) return inner;
+    }
+  } else if (isSeq(node)) {
+    for (const [i, item] of node.items.entries()) {
+      const inner = pathOfKeyAt(item, offset, [...path, i]);
+      if (inner) return inner;
+    }
+  }
+  return undefined;
 }
 
 /** Walks every scalar value (not keys) with its path. */

@@ -15,6 +15,12 @@ const ajv = new Ajv({ allErrors: false, verbose: true, discriminator: true, stri
 const validateRequest = ajv.compile(requestSchema);
 
 export function requestError(errors: readonly ErrorObject[], body: unknown): GatewayError {
+  // A missing top-level field is answered as OpenAI does, with its own code.
+  const missing = errors.find((e) => e.keyword === 'required' && e.instancePath === '');
+  if (missing) {
+    const name = String((missing.params as { missingProperty: string }).missingProperty);
+    return new GatewayError('missing_required_parameter', `Missing required parameter: '${name}'.`, { param: name });
+  }
   const [finding] = describeSchemaErrors(errors, body);
   const param = finding && finding.path.length ? formatPath(finding.path) : null;
   const message = finding ? (param ? `Invalid '${param}': ${finding.message}.` : `Invalid request: ${finding.message}.`) : 'Invalid request body.';

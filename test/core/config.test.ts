@@ -108,6 +108,11 @@ models:
     ]);
   });
 
+  it('a model alias written twice is named by its path', async () => {
+    const yaml = `${BASE}  demo:\n    targets: [{ provider: mock, model: other }]\n`;
+    expect(await problems(yaml)).toEqual(['gateway.yaml:9:3 models.demo: "demo" appears twice in this mapping (YAML keys must be unique)']);
+  });
+
   it('a key needs exactly one of key or keyHash', async () => {
     const yaml = BASE.replace('  - { name: dev, key: sk-dev-0123456789 }', '  - { name: dev }');
     expect(await problems(yaml)).toEqual(['gateway.yaml:2:5 keys[0]: needs "key" or "keyHash"']);

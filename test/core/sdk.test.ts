@@ -85,6 +85,9 @@ describe('openai SDK against the mock provider', () => {
     expect(narrow.data.map((m) => m.id)).toEqual(['demo']);
     expect((await t.client().models.retrieve('other')).id).toBe('other');
     await expect(t.client('sk-test-narrow-0123456789').models.retrieve('other')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    // Without a valid key nothing is told, not even whether a model exists.
+    await expect(t.client('sk-wrong-key-123456').models.retrieve('no-such-model')).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(t.client('sk-wrong-key-123456').models.retrieve('demo')).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 });
 
@@ -123,6 +126,9 @@ describe('errors arrive as the SDK own classes', () => {
     expect(e.message).toContain('"robot"');
     const empty = await expectError(t.client().chat.completions.create({ model: 'demo', messages: [] }), OpenAI.BadRequestError, 400, 'invalid_request');
     expect(empty.param).toBe('messages');
+    const missing = await expectError(t.client().chat.completions.create({ model: 'demo' } as never), OpenAI.BadRequestError, 400, 'missing_required_parameter');
+    expect(missing.param).toBe('messages');
+    expect(missing.message).toBe("400 Missing required parameter: 'messages'.");
     const temp = await expectError(t.client().chat.completions.create({ model: 'demo', temperature: 7, messages: [{ role: 'user', content: 'x' }] }), OpenAI.BadRequestError, 400, 'invalid_request');
     expect(temp.param).toBe('temperature');
   });

@@ -3,6 +3,7 @@
  * process; the benchmark's fake upstream serves the same bytes over HTTP.
  */
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ToolCall, Usage } from 'switchyard-gateway';
+import { sampleOf } from './sample.ts';
 
 export const DEFAULT_REPLY = 'Hello from Switchyard! This answer comes from the built-in mock provider, so no provider key was needed.';
 
@@ -33,7 +34,18 @@ function plannedToolCall(request: ChatCompletionRequest, seq: number): ToolCall 
   const choice = request.tool_choice;
   if (!tools?.length || choice === 'none' || request.messages.at(-1)?.role === 'tool') return undefined;
   const name = choice && typeof choice === 'object' ? choice.function.name : tools[0].function.name;
-  return { id: `call_mock_${seq}`, type: 'function', function: { name, arguments: '{}' } };
+  const tool = tools.find((t) => t.function?.name === name) ?? tools[0];
+  // Arguments that satisfy the tool's schema, so SDK tool runners can parse and call it.
+  const args = sampleOf(tool.function?.parameters ?? { type: 'object' });
+  return { id: `call_mock_${seq}`, type: 'function', function: { name, arguments: JSON.stringify(args) } };
+}
+
+/** The reply as `response_format` asks: JSON for json_object, a schema-valid object for json_schema. */
+function shapedReply(request: ChatCompletionRequest, reply: string): string {
+  const format = request.response_format;
+  if (format?.type === 'json_object') return JSON.stringify({ message: reply });
+  if (format?.type === 'json_schema') return JSON.stringify(sampleOf(format.json_schema?.schema ?? { type: 'object' }));
+  return reply;
 }
 
 function usageFor(request: ChatCompletionRequest, completion: string): Usage {
@@ -44,8 +56,9 @@ function usageFor(request: ChatCompletionRequest, completion: string): Usage {
 
 let sequence = 0;
 
-export function mockCompletion(request: ChatCompletionRequest, model: string, reply = DEFAULT_REPLY, created = Math.floor(Date.now() / 1000)): ChatCompletion {
+export function mockCompletion(request: ChatCompletionRequest, model: string, text = DEFAULT_REPLY, created = Math.floor(Date.now() / 1000)): ChatCompletion {
   const seq = ++sequence;
+  const reply = shapedReply(request, text);
   const toolCall = plannedToolCall(request, seq);
   const content = toolCall ? null : reply;
   return {
@@ -66,8 +79,9 @@ export function mockCompletion(request: ChatCompletionRequest, model: string, re
 }
 
 /** The reply split into word-sized deltas, then a finish chunk and a usage-only chunk. */
-export function mockChunks(request: ChatCompletionRequest, model: string, reply = DEFAULT_REPLY, created = Math.floor(Date.now() / 1000)): ChatCompletionChunk[] {
+export function mockChunks(request: ChatCompletionRequest, model: string, text = DEFAULT_REPLY, created = Math.floor(Date.now() / 1000)): ChatCompletionChunk[] {
   const seq = ++sequence;
+  const reply = shapedReply(request, text);
   const id = `chatcmpl-mock-${seq}`;
   const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: ChatCompletionChunk['choices'][0]['finish_reason'] = null): ChatCompletionChunk => ({
     id,

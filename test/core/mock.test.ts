@@ -34,7 +34,8 @@ describe('mock provider', () => {
     const validate = ajv.compile(WEATHER);
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: WEATHER } }];
     const plain = await t.client().chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'weather?' }], tools });
-    const args = JSON.parse(plain.choices[0].message.tool_calls![0].function.arguments);
+    const call = plain.choices[0].message.tool_calls![0];
+    const args = JSON.parse(call.type === 'function' ? call.function.arguments : '');
     expect(validate(args), JSON.stringify(validate.errors)).toBe(true);
     const stream = await t.client().chat.completions.create({ model: 'demo', stream: true, messages: [{ role: 'user', content: 'weather?' }], tools });
     let streamed = '';
@@ -47,7 +48,7 @@ describe('mock provider', () => {
     const runner = t.client().chat.completions.runTools({
       model: 'demo',
       messages: [{ role: 'user', content: 'weather in Paris?' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: WEATHER, parse: JSON.parse, function: (a: unknown) => (calls.push(a), { temperature: 21 }) } }],
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: WEATHER as Record<string, unknown>, parse: (text: string): unknown => JSON.parse(text), function: (a: unknown) => (calls.push(a), { temperature: 21 }) } }],
     });
     const final = await runner.finalContent();
     expect(calls).toHaveLength(1);

@@ -48,7 +48,7 @@ describe('mock provider', () => {
     const runner = t.client().chat.completions.runTools({
       model: 'demo',
       messages: [{ role: 'user', content: 'weather in Paris?' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: WEATHER as Record<string, unknown>, parse: (text: string): unknown => JSON.parse(text), function: (a: unknown) => (calls.push(a), { temperature: 21 }) } }],
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: WEATHER as Record<string, unknown>, parse: (text: string): object => JSON.parse(text), function: (a: object) => (calls.push(a), { temperature: 21 }) } }],
     });
     const final = await runner.finalContent();
     expect(calls).toHaveLength(1);

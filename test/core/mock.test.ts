@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
+import type { RunnableToolFunctionWithParse } from 'openai/lib/RunnableFunction';
 import { configYaml, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const ajv = new Ajv({ strict: false });
@@ -45,11 +46,8 @@ describe('mock provider', () => {
 
   it('runs a tool loop with the SDK runner to a final answer', async () => {
     const calls: unknown[] = [];
-    const runner = t.client().chat.completions.runTools({
-      model: 'demo',
-      messages: [{ role: 'user', content: 'weather in Paris?' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: WEATHER as Record<string, unknown>, parse: (text: string): object => JSON.parse(text), function: (a: object) => (calls.push(a), { temperature: 21 }) } }],
-    });
+    const tool: RunnableToolFunctionWithParse<object> = { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: WEATHER, parse: (text) => JSON.parse(text), function: (a) => (calls.push(a), { temperature: 21 }) } };
+    const runner = t.client().chat.completions.runTools({ model: 'demo', messages: [{ role: 'user', content: 'weather in Paris?' }], tools: [tool] });
     const final = await runner.finalContent();
     expect(calls).toHaveLength(1);
     expect(ajv.validate(WEATHER, calls[0])).toBe(true);

@@ -126,7 +126,7 @@ export class Gateway {
       return this.lastReload;
     }
     this.#runtime = next;
-    const changes = describeChanges(current.config, next.config);
+    const changes = describeChanges(current.config, next.config, next.changedPluginFiles);
     const summary = summarizeChanges(changes);
     this.lastReload = { ok: true, generation: next.generation, at, trigger, changes: summary };
     this.log.info({ trigger, generation: next.generation, changes }, `reloaded ${next.file} (generation ${next.generation}): ${summary}`);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PLUGIN_API_VERSION, type ProviderPlugin, type StagePlugin } from '../plugin-api.ts';
 import { BUILTIN_STAGE_NAMES, builtinStage } from '../pipeline/stages.ts';
+import { locateSyntaxError } from './syntax.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BUILTIN_PROVIDERS_DIR = path.join(ROOT, 'plugins');
@@ -25,6 +26,8 @@ export interface LoadedPlugin<K extends PluginKind> {
   builtin: boolean;
   /** For plugins loaded by path: the file, to watch it for changes. */
   localFile?: string;
+  /** A path-loaded plugin whose files changed since the cache saw them (re-imported). */
+  changed?: boolean;
 }
 
 /** Path-loaded plugin modules by file, with the mtime they were imported at. */
@@ -43,19 +46,20 @@ export async function loadPlugin<K extends PluginKind>(kind: K, specifier: strin
     const mtimeMs = await folderMtime(source);
     const cached = cache?.get(source);
     if (cached && cached.mtimeMs === mtimeMs) return { plugin: cached.plugin as PluginOf<K>, source, builtin, localFile: source };
-    const plugin = await importPlugin(kind, specifier, `${url}?generation=${generation}`);
+    const plugin = await importPlugin(kind, specifier, `${url}?generation=${generation}`, source);
     cache?.set(source, { mtimeMs, plugin });
-    return { plugin, source, builtin, localFile: source };
+    return { plugin, source, builtin, localFile: source, changed: cached !== undefined };
   }
   return { plugin: await importPlugin(kind, specifier, url), source, builtin };
 }
 
-async function importPlugin<K extends PluginKind>(kind: K, specifier: string, url: string): Promise<PluginOf<K>> {
+async function importPlugin<K extends PluginKind>(kind: K, specifier: string, url: string, file?: string): Promise<PluginOf<K>> {
   let mod: Record<string, unknown>;
   try {
     mod = (await import(url)) as Record<string, unknown>;
   } catch (err) {
-    throw new PluginLoadError(`cannot load ${kind} plugin "${specifier}": ${firstLine(err)}`);
+    const where = err instanceof SyntaxError && file ? await locateSyntaxError(err, file, SOURCE_FILE) : undefined;
+    throw new PluginLoadError(`cannot load ${kind} plugin "${specifier}": ${where ? `syntax error at ${displayPath(where)}` : firstLine(err)}`);
   }
   const plugin = (mod.default ?? mod.plugin) as PluginOf<K> | undefined;
   checkShape(kind, specifier, plugin);
@@ -138,6 +142,12 @@ function checkShape(kind: PluginKind, specifier: string, plugin: unknown): void 
     throw new PluginLoadError(`"${specifier}" must declare an id and an optionsSchema`);
   }
   if (kind === 'stage' && typeof p.name !== 'string') throw new PluginLoadError(`"${specifier}" must declare a name`);
+}
+
+/** Paths inside the working directory are shown relative to it, like config files. */
+function displayPath(text: string): string {
+  const cwd = process.cwd() + path.sep;
+  return text.startsWith(cwd) ? text.slice(cwd.length) : text;
 }
 
 function firstLine(err: unknown): string {

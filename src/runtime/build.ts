@@ -39,6 +39,8 @@ export interface Runtime extends RuntimeView {
   readonly pluginFolders: readonly string[];
   /** Path-loaded plugin modules, handed to the next generation so unchanged files are reused. */
   readonly modules: LocalModuleCache;
+  /** Plugin files re-imported because they changed since the previous generation. */
+  readonly changedPluginFiles: readonly string[];
   /** Requests started on this generation and not finished yet. */
   readonly lifecycle: { inFlight: number };
   run(ctx: RequestContext): Promise<void>;
@@ -68,8 +70,9 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   if (!config) throw new ConfigError(source.issues);
   const modules: LocalModuleCache = new Map(previous?.modules);
   const files = new Set<string>([path.resolve(configDir, path.basename(source.file))]);
+  const changed = new Set<string>();
 
-  const plugins = await loadPlugins(parsed, { generation, modules, files });
+  const plugins = await loadPlugins(parsed, { generation, modules, files, changed });
   if (source.hasErrors) throw new ConfigError(source.issues);
   const redact = makeRedactor([...plugins.secrets, ...config.keys.flatMap((k) => (k.key ? [k.key] : []))]);
 
@@ -108,6 +111,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     files: [...files],
     pluginFolders: [...new Set([...files].slice(1).map((f) => path.dirname(f)))],
     modules,
+    changedPluginFiles: [...changed],
     lifecycle: { inFlight: 0 },
     run: compose(stages, dispatcher(view)),
     finish: composeOnResponse(stages),

@@ -1,4 +1,5 @@
 /** What a reload changed, by name only (keys are never shown, only their names). */
+import path from 'node:path';
 import type { GatewayConfig } from '../config/types.ts';
 
 export interface SectionChanges {
@@ -12,6 +13,8 @@ export interface ConfigChanges {
   providers: SectionChanges;
   keys: SectionChanges;
   pipeline: boolean;
+  /** Plugin files loaded by path that changed on disk (re-imported). */
+  pluginFiles: string[];
   /** Settings that only take effect after a restart. */
   needsRestart: string[];
 }
@@ -26,9 +29,14 @@ function compare<T>(before: Record<string, T>, after: Record<string, T>): Sectio
   return out;
 }
 
+function displayPath(file: string): string {
+  const rel = path.relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+}
+
 const byName = <T extends { name: string }>(list: T[]): Record<string, T> => Object.fromEntries(list.map((k) => [k.name, k]));
 
-export function describeChanges(before: GatewayConfig, after: GatewayConfig): ConfigChanges {
+export function describeChanges(before: GatewayConfig, after: GatewayConfig, pluginFiles: readonly string[] = []): ConfigChanges {
   const needsRestart: string[] = [];
   for (const field of ['host', 'port', 'bodyLimit'] as const) {
     if (before.server[field] !== after.server[field]) needsRestart.push(`server.${field}`);
@@ -39,6 +47,7 @@ export function describeChanges(before: GatewayConfig, after: GatewayConfig): Co
     providers: compare(before.providers, after.providers),
     keys: compare(byName(before.keys), byName(after.keys)),
     pipeline: JSON.stringify(before.pipeline) !== JSON.stringify(after.pipeline),
+    pluginFiles: [...pluginFiles],
     needsRestart,
   };
 }
@@ -52,5 +61,6 @@ export function summarizeChanges(c: ConfigChanges): string {
     if (items.length) parts.push(`${section} ${items.join(' ')}`);
   }
   if (c.pipeline) parts.push('pipeline changed');
+  if (c.pluginFiles.length) parts.push(`plugin code changed: ${c.pluginFiles.map(displayPath).join(', ')}`);
   return parts.join('; ') || 'no effective change';
 }

@@ -38,6 +38,8 @@ export interface LoadContext {
   modules: LocalModuleCache;
   /** Collects the files of path-loaded plugins (to watch them). */
   files: Set<string>;
+  /** Collects the path-loaded plugin files that changed since the previous generation. */
+  changed: Set<string>;
 }
 
 export async function loadPlugins(parsed: ParsedConfig, ctx: LoadContext): Promise<LoadedPlugins> {
@@ -48,6 +50,7 @@ export async function loadPlugins(parsed: ParsedConfig, ctx: LoadContext): Promi
     try {
       const loaded = await loadPlugin(kind, specifier, configDir, ctx.generation, ctx.modules);
       if (loaded.localFile) ctx.files.add(loaded.localFile);
+      if (loaded.changed && loaded.localFile) ctx.changed.add(loaded.localFile);
       return loaded.plugin;
     } catch (err) {
       if (!(err instanceof PluginLoadError)) throw err;

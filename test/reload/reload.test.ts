@@ -159,6 +159,8 @@ export default defineProvider({
     writeFileSync(path.join(t.dir, 'canned.ts'), plugin('second version'));
     await until(async () => (await ask('demo')).text.includes('second version'), 2000);
     expect(t.gateway.runtime.generation).toBe(2);
+    // The reload says what changed: the plugin's code, not "no effective change".
+    expect(t.gateway.lastReload?.changes).toMatch(/^plugin code changed: .*canned\.ts$/);
   });
 
   it('a removed provider keeps serving its in-flight stream, then its pool is closed', async () => {

@@ -6,11 +6,14 @@
  *
  * Plain JavaScript (ES2019, no dependencies) so that an old Node can parse it and say what it
  * needs, instead of crashing inside a dependency that uses a newer Node API.
+ *
+ *   node bin/ensure-node.mjs     prints the path of a suitable Node (for shell scripts such as .ci/run)
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
@@ -102,4 +105,14 @@ export function runChild(command, args, env) {
     process.stderr.write(`cannot run ${command}: ${err.message}\n`);
     process.exit(1);
   });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  try {
+    process.stdout.write(`${suitableNode()}\n`);
+  } catch (err) {
+    if (!(err instanceof NodeUnavailable)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
 }

@@ -51,7 +51,7 @@ function serving(argv) {
 
 /** Heap flags given by the caller (npm start, a user's own) win over ours. */
 function hasHeapFlags() {
-  const given = process.execArgv.join(' ') + ' ' + (process.env.NODE_OPTIONS || '');
+  const given = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS || ''}`;
   return /--max-semi-space-size|--heap-growing-percent/.test(given);
 }
 
@@ -67,5 +67,5 @@ async function runGateway() {
   // In a checkout the built-in plugins' imports of `switchyard-gateway[/kit]` resolve to the
   // sources, through package.json's "switchyard-source" export condition.
   registerHooks(generationHooks({ core: root.href, conditions: fromSource ? ['switchyard-source'] : [] }));
-  await import(new URL('cli' + (fromSource ? '.ts' : '.js'), root).href);
+  await import(new URL(fromSource ? 'cli.ts' : 'cli.js', root).href);
 }

@@ -22,6 +22,8 @@ describe('switchyard plugin new', () => {
         const specifiers = [...readFileSync(path.join(dirs[i], file), 'utf8').matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]);
         expect(specifiers.filter((s) => !/^(node:|vitest$|switchyard-gateway(\/kit(\/testing)?)?$)/.test(s)), file).toEqual([]);
       }
+      const lint = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/@biomejs/biome/bin/biome'), 'lint', '--colors=off', path.relative(ROOT, dirs[i])], { cwd: ROOT, encoding: 'utf8' });
+      expect(lint.status, lint.stdout + lint.stderr).toBe(0);
       const vitest = path.join(ROOT, 'node_modules/vitest/vitest.mjs');
       const run = spawnSync(process.execPath, [vitest, 'run', path.relative(ROOT, dirs[i])], { cwd: ROOT, encoding: 'utf8' });
       expect(run.status, run.stdout + run.stderr).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * The lint rule that keeps built-in plugins on the public API (biome.json, noRestrictedImports):
+ * The lint rule that keeps built-in plugins on the public API (biome.jsonc, noRestrictedImports):
  * a plugin's non-test file that imports from src/ by relative path fails `npm run lint`; the same
  * import in a test file, and imports of switchyard-gateway[/kit], pass.
  */
@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/paths.ts';
 
 const BIOME = path.join(ROOT, 'node_modules/@biomejs/biome/bin/biome');
-// Inside plugins/ so that biome.json's override for plugins/** applies to it.
+// Inside plugins/ so that biome.jsonc's override for plugins/** applies to it.
 const probe = path.join(ROOT, 'plugins', `zz-boundary-${process.pid}`);
 afterAll(() => rmSync(probe, { recursive: true, force: true }));
 

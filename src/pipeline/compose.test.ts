@@ -89,18 +89,7 @@ describe('compose', () => {
     });
     await run(contextOf());
     expect(terminalCalls).toBe(3);
-    expect(trace).toEqual([
-      'inner:in',
-      'terminal#1',
-      'retry:caught fail 1',
-      'inner:in',
-      'terminal#2',
-      'retry:caught fail 2',
-      'inner:in',
-      'terminal#3',
-      'inner:out',
-      'retry:ok@3',
-    ]);
+    expect(trace).toEqual(['inner:in', 'terminal#1', 'retry:caught fail 1', 'inner:in', 'terminal#2', 'retry:caught fail 2', 'inner:in', 'terminal#3', 'inner:out', 'retry:ok@3']);
   });
 
   it('next() called while the previous call is still running rejects, naming the stage', async () => {
@@ -173,7 +162,13 @@ describe('compose', () => {
   it('a stage that returns without calling next() short-circuits the rest', async () => {
     const terminal = vi.fn(async () => {});
     const inner = vi.fn(async (_ctx: RequestContext, next: Next) => next());
-    const run = compose([{ name: 'cache', handle: async () => {} }, { name: 'inner', handle: inner }], terminal);
+    const run = compose(
+      [
+        { name: 'cache', handle: async () => {} },
+        { name: 'inner', handle: inner },
+      ],
+      terminal,
+    );
     await run(contextOf());
     expect(inner).not.toHaveBeenCalled();
     expect(terminal).not.toHaveBeenCalled();

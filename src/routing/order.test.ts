@@ -1,12 +1,23 @@
 /** The order an alias's targets are tried in, per strategy, with an injected `random`. */
 import { describe, expect, it, vi } from 'vitest';
-import { mulberry32 } from '../../test/helpers/clock.ts';
 import type { RouteTarget } from '../plugin-api.ts';
 import { orderTargets } from './order.ts';
 
 /** Only the fields orderTargets reads: the model (as a name), weight and live state. */
 function target(model: string, opts: { weight?: number; latencyMs?: number; inFlight?: number } = {}): RouteTarget {
   return { provider: 'p', model, weight: opts.weight ?? 1, state: { latencyMs: opts.latencyMs, inFlight: opts.inFlight ?? 0 } } as unknown as RouteTarget;
+}
+
+/** A small seeded PRNG (mulberry32), so the statistical test gives the same answer every run. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 const models = (targets: readonly RouteTarget[]) => targets.map((t) => t.model);
@@ -39,7 +50,7 @@ describe('fallback', () => {
 describe('weighted', () => {
   const targets = [target('a', { weight: 1 }), target('b', { weight: 3 })];
 
-  it('picks by cumulative weight: random()·total falls in a target\'s share', () => {
+  it("picks by cumulative weight: random()·total falls in a target's share", () => {
     // total 4: [0, 1) → a, [1, 4) → b
     expect(models(orderTargets('weighted', targets, sequence(0, 0)))).toEqual(['a', 'b']);
     expect(models(orderTargets('weighted', targets, sequence(0.24, 0)))).toEqual(['a', 'b']);

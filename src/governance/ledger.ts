@@ -1,0 +1,102 @@
+/**
+ * The memory store's durable part: spend per scope and period, and usage per day × key × team ×
+ * model, in a local SQLite file (node:sqlite, built into Node 22.13+; no dependency).
+ *
+ * Why SQLite and not an append-only journal: the data is a handful of counters that are
+ * incremented, not an event stream. An upsert keeps one row per counter, so the file stays the
+ * size of what it reports, restarts read nothing back (queries go to the file), the usage
+ * report is a range query, and each settle is one transaction that is whole or absent after a
+ * crash. A journal would grow with every request and need replay and compaction.
+ * WAL with synchronous=NORMAL: a commit survives the process dying (not the machine losing
+ * power), at the cost of a write() per settle, no fsync.
+ */
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { dayId, PERIODS, periodId } from './periods.ts';
+import type { UsageRow } from './store.ts';
+import type { TokenUsage, UsageLabels } from './types.ts';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS spend (
+  scope TEXT NOT NULL,
+  period TEXT NOT NULL,
+  nano INTEGER NOT NULL,
+  PRIMARY KEY (scope, period)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage (
+  day TEXT NOT NULL,
+  key TEXT NOT NULL,
+  team TEXT NOT NULL,
+  model TEXT NOT NULL,
+  requests INTEGER NOT NULL,
+  input INTEGER NOT NULL,
+  cached_input INTEGER NOT NULL,
+  cache_write INTEGER NOT NULL,
+  output INTEGER NOT NULL,
+  cost_nano INTEGER NOT NULL,
+  priced INTEGER NOT NULL,
+  PRIMARY KEY (day, key, team, model)
+) WITHOUT ROWID;
+`;
+
+export class Ledger {
+  readonly #db: DatabaseSync;
+  readonly #spent: StatementSync;
+  readonly #addSpend: StatementSync;
+  readonly #addUsage: StatementSync;
+  readonly #usageRows: StatementSync;
+
+  /** `path` ':memory:' keeps nothing across restarts (tests, or no file configured). */
+  constructor(path: string) {
+    this.#db = new DatabaseSync(path);
+    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 1000;');
+    this.#db.exec(SCHEMA);
+    this.#spent = this.#db.prepare('SELECT nano FROM spend WHERE scope = ? AND period = ?');
+    this.#addSpend = this.#db.prepare('INSERT INTO spend (scope, period, nano) VALUES (?, ?, ?) ON CONFLICT (scope, period) DO UPDATE SET nano = nano + excluded.nano');
+    this.#addUsage = this.#db.prepare(
+      `INSERT INTO usage VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (day, key, team, model) DO UPDATE SET requests = requests + 1, input = input + excluded.input,
+         cached_input = cached_input + excluded.cached_input, cache_write = cache_write + excluded.cache_write,
+         output = output + excluded.output, cost_nano = cost_nano + excluded.cost_nano, priced = priced + excluded.priced`,
+    );
+    this.#usageRows = this.#db.prepare(
+      `SELECT day, key, team, model, requests, input, cached_input AS cachedInput, cache_write AS cacheWrite, output, cost_nano AS costNano, priced
+       FROM usage WHERE day >= ? AND day <= ? ORDER BY day, key, team, model`,
+    );
+  }
+
+  spent(scope: string, period: string): number {
+    const row = this.#spent.get(scope, period) as { nano: number } | undefined;
+    return row?.nano ?? 0;
+  }
+
+  /** Books `nano` in each period containing `at` (all four, whatever the scope's budget). */
+  addSpend(scope: string, at: number, nano: number): void {
+    if (nano === 0) return;
+    for (const period of PERIODS) this.#addSpend.run(scope, periodId(period, at), nano);
+  }
+
+  addUsage(at: number, labels: UsageLabels, usage: TokenUsage, costNano: number | null): void {
+    this.#addUsage.run(dayId(at), labels.key, labels.team ?? '', labels.model, usage.input, usage.cachedInput, usage.cacheWrite, usage.output, costNano ?? 0, costNano === null ? 0 : 1);
+  }
+
+  usageRows(fromDay: string, toDay: string): UsageRow[] {
+    return this.#usageRows.all(fromDay, toDay) as unknown as UsageRow[];
+  }
+
+  /** Runs `fn` as one transaction: all of a settle is on disk, or none of it. */
+  atomically<T>(fn: () => T): T {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = fn();
+      this.#db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      this.#db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  close(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+}

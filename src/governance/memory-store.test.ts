@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createEngine } from './engine.ts';
+import { MemoryStore } from './memory-store.ts';
+import { backendSuite, recordingLogger, T0 } from './testing/backend-suite.ts';
+import type { Scope } from './types.ts';
+
+backendSuite('memory', async () => {
+  const engine = createEngine(new MemoryStore(), { log: recordingLogger(), renewEveryMs: 3_600_000 });
+  return { a: engine, b: engine, close: () => engine.close() };
+});
+
+describe('memory store', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-state-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps spend and usage across a restart (SQLite file), and enforces the budget from them', async () => {
+    const path = join(dir, 'state.sqlite');
+    const scopes: Scope[] = [{ name: 'key:persist', limits: { budget: { usd: 1, period: 'monthly' } } }];
+    const first = createEngine(new MemoryStore({ path }), { log: recordingLogger() });
+    const r = await first.admit({ scopes, tokens: 100, costUsd: 0.9, now: T0 });
+    if (r.status !== 'admitted') throw new Error(r.status);
+    await first.settle(r.lease, { usage: { input: 60, cachedInput: 0, cacheWrite: 0, output: 40 }, costUsd: 0.75, labels: { key: 'persist', team: 'search', model: 'gpt-4o' }, now: T0 });
+    await first.close();
+
+    const second = createEngine(new MemoryStore({ path }), { log: recordingLogger() });
+    const [status] = await second.status(scopes, T0 + 1);
+    expect(status!.budget).toMatchObject({ spentUsd: 0.75, remainingUsd: 0.25 });
+    const refused = await second.admit({ scopes, tokens: 100, costUsd: 0.3, now: T0 + 2 });
+    expect(refused.status === 'refused' && refused.refusal).toMatchObject({ kind: 'budget', final: true });
+    const page = await second.usage({ startTime: T0 / 1000, endTime: T0 / 1000 + 60, groupBy: ['key', 'team', 'model'] });
+    expect(page.data[0]!.results).toEqual([expect.objectContaining({ key: 'persist', team: 'search', model: 'gpt-4o', num_model_requests: 1, input_tokens: 60, output_tokens: 40, amount: { value: 0.75, currency: 'usd' } })]);
+    await second.close();
+  });
+
+  it('renews the leases of requests in flight, so a long stream keeps its slot', async () => {
+    let now = T0;
+    const engine = createEngine(new MemoryStore({ now: () => now }), { log: recordingLogger(), now: () => now, leaseTtlMs: 30_000, renewEveryMs: 5 });
+    const scopes: Scope[] = [{ name: 'key:long', limits: { concurrency: 1 } }];
+    const r = await engine.admit({ scopes, tokens: 1, costUsd: 0 });
+    expect(r.status).toBe('admitted');
+    for (let i = 0; i < 6; i++) {
+      now += 20_000;
+      await sleep(30);
+      expect((await engine.admit({ scopes, tokens: 1, costUsd: 0 })).status).toBe('refused');
+    }
+    if (r.status === 'admitted') await engine.settle(r.lease, { usage: { input: 1, cachedInput: 0, cacheWrite: 0, output: 1 }, costUsd: 0 });
+    expect((await engine.admit({ scopes, tokens: 1, costUsd: 0 })).status).toBe('admitted');
+    await engine.close();
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * `state.backend: memory`: one process's counters, exact because JavaScript runs each operation
+ * to its end before the next starts (the same all-or-nothing step the Redis store gets from a
+ * Lua script). Windows and leases live in memory and are lost on restart, as rate windows may
+ * be; spend and usage go to a SQLite file (ledger.ts) and survive it.
+ */
+import { Ledger } from './ledger.ts';
+import { periodId } from './periods.ts';
+import { ScopeState } from './scope-state.ts';
+import type { RawAdmit, RawAdmitResult, RawFigures, RawRenew, RawScope, RawSettle, ScopeStore, UsageRow } from './store.ts';
+
+export interface MemoryStoreOptions {
+  /** SQLite file for spend and usage; omit to keep them for this process only. */
+  path?: string;
+  /** Epoch ms; tests inject a clock they move. */
+  now?: () => number;
+}
+
+/** How long an admitted request may go unsettled before it is forgotten (as the Redis marker expires). */
+const OPEN_REQUEST_TTL_MS = 86_400_000;
+const SWEEP_EVERY_MS = 60_000;
+
+export class MemoryStore implements ScopeStore {
+  readonly #ledger: Ledger;
+  readonly #now: () => number;
+  readonly #scopes = new Map<string, ScopeState>();
+  /** Requests admitted and not yet settled, with when to forget them: a second settle is a no-op. */
+  readonly #open = new Map<string, number>();
+  #nextSweep = 0;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#ledger = new Ledger(options.path ?? ':memory:');
+    this.#now = options.now ?? Date.now;
+  }
+
+  #state(name: string): ScopeState {
+    let state = this.#scopes.get(name);
+    if (!state) this.#scopes.set(name, (state = new ScopeState()));
+    return state;
+  }
+
+  /** Trims the scope's windows, charges its dead leases, and returns what it has spent in `scope.period`. */
+  #refresh(scope: RawScope, now: number): { state: ScopeState; spent: number } {
+    const state = this.#state(scope.name);
+    this.#ledger.addSpend(scope.name, now, state.trim(now));
+    return { state, spent: this.#ledger.spent(scope.name, periodId(scope.period, now)) };
+  }
+
+  async admit(request: RawAdmit): Promise<RawAdmitResult> {
+    const now = request.now ?? this.#now();
+    this.#sweep(now);
+    const live = request.scopes.map((scope) => this.#refresh(scope, now));
+    const violations = request.scopes.flatMap((scope, i) => live[i]!.state.check(i, scope, request.id, request.tokens, request.costNano, live[i]!.spent));
+    const admitted = violations.length === 0;
+    if (admitted) {
+      for (const { state } of live) state.reserve(request.id, now, request.tokens, request.costNano, request.leaseTtlMs);
+      this.#open.set(request.id, now + OPEN_REQUEST_TTL_MS);
+    }
+    return { now, admitted, figures: live.map(({ state, spent }) => state.figures(spent)), violations };
+  }
+
+  async settle(settlement: RawSettle): Promise<void> {
+    const { id, reserved, final, costNano } = settlement;
+    if (final && reserved && !this.#open.delete(id)) return;
+    this.#ledger.atomically(() => {
+      for (const name of settlement.scopes) {
+        const state = this.#scopes.get(name);
+        const hadLease = state?.endLease(id) ?? false;
+        state?.setTokens(id, settlement.tokens);
+        // A reserved lease that is gone expired and was charged its worst case already.
+        if (costNano !== null && (hadLease || !reserved)) this.#ledger.addSpend(name, settlement.at, costNano);
+      }
+      if (final && settlement.labels) this.#ledger.addUsage(settlement.at, settlement.labels, settlement.usage, costNano);
+    });
+  }
+
+  async renew(renewal: RawRenew): Promise<void> {
+    const now = renewal.now ?? this.#now();
+    for (const lease of renewal.leases) {
+      for (const name of lease.scopes) this.#scopes.get(name)?.renew(lease.id, now + renewal.leaseTtlMs);
+      if (this.#open.has(lease.id)) this.#open.set(lease.id, now + OPEN_REQUEST_TTL_MS);
+    }
+  }
+
+  async figures(scopes: RawScope[], at?: number): Promise<{ now: number; figures: RawFigures[] }> {
+    const now = at ?? this.#now();
+    return { now, figures: scopes.map((scope) => {
+      const { state, spent } = this.#refresh(scope, now);
+      return state.figures(spent);
+    }) };
+  }
+
+  async usageRows(fromDay: string, toDay: string): Promise<UsageRow[]> {
+    return this.#ledger.usageRows(fromDay, toDay);
+  }
+
+  async close(): Promise<void> {
+    this.#ledger.close();
+  }
+
+  #sweep(now: number): void {
+    if (now < this.#nextSweep) return;
+    this.#nextSweep = now + SWEEP_EVERY_MS;
+    for (const [id, until] of this.#open) if (until <= now) this.#open.delete(id);
+  }
+}

@@ -21,7 +21,7 @@ if (tsc.status !== 0) {
 const plugins = readdirSync(path.join(root, 'plugins'), { withFileTypes: true })
   .filter((e) => e.isDirectory() && e.name !== 'examples' && !e.name.startsWith('zz-'))
   .map((e) => `plugins/${e.name}/index.js`);
-const expected = ['src/cli.js', 'src/index.d.ts', 'src/kit/index.d.ts', 'src/plugins/generation-hooks.mjs', 'schemas/gateway.schema.json', 'schemas/chat-request.schema.json', ...plugins];
+const expected = ['src/cli.js', 'src/index.d.ts', 'src/kit/index.d.ts', 'src/kit/testing/index.d.ts', 'src/plugins/generation-hooks.mjs', 'schemas/gateway.schema.json', 'schemas/chat-request.schema.json', ...plugins];
 const missing = expected.filter((file) => !existsSync(path.join(dist, file)));
 if (missing.length > 0) {
   console.error(`build incomplete: dist/ lacks ${missing.join(', ')}`);

@@ -23,6 +23,9 @@ export const ERROR_CATALOGUE = {
   missing_required_parameter: { status: 400, type: 'invalid_request_error', summary: 'A required field (`model`, `messages`) is absent; `param` names it.' },
   unsupported_parameter: { status: 400, type: 'invalid_request_error', summary: 'The provider serving the model cannot honour this parameter (`param`); set `dropUnsupportedParams: true` to drop it instead.' },
   upstream_bad_request: { status: 400, type: 'invalid_request_error', summary: 'The provider rejected the request as invalid; its message is kept, prefixed by the provider name.' },
+  bad_request: { status: 400, type: 'invalid_request_error', summary: 'The HTTP request itself is malformed (request line, headers, framing); the connection is closed.' },
+  request_timeout: { status: 408, type: 'invalid_request_error', summary: 'The request (headers: `server.headersTimeoutMs`, whole request: `server.requestTimeoutMs`) arrived too slowly; the connection is closed.' },
+  headers_too_large: { status: 431, type: 'invalid_request_error', summary: 'The request headers are larger than the server accepts; the connection is closed.' },
   request_too_large: { status: 413, type: 'invalid_request_error', summary: 'The body is larger than `server.bodyLimit`.' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', summary: 'The body is not `application/json`.' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error', summary: 'Every target was rate limited; `Retry-After` says when to come back.' },
@@ -31,6 +34,7 @@ export const ERROR_CATALOGUE = {
   upstream_auth_failed: { status: 502, type: 'upstream_error', summary: "The provider refused the gateway's own credentials: a configuration problem, not the client's." },
   upstream_model_not_found: { status: 502, type: 'upstream_error', summary: 'The provider does not know the model a target names: a configuration problem.' },
   provider_unavailable: { status: 503, type: 'service_unavailable_error', summary: 'Every target of the alias is unavailable (e.g. its provider key is not set) or overloaded.' },
+  shutting_down: { status: 503, type: 'service_unavailable_error', summary: 'The gateway is shutting down and its grace period (`server.shutdownGraceMs`) ended; sent inside a stream that was still running.' },
   timeout: { status: 504, type: 'timeout_error', summary: 'The provider did not answer in time on any attempt.' },
 } as const satisfies Record<string, CatalogueEntry>;
 

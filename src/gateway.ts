@@ -17,6 +17,9 @@ import type { Clock } from './runtime/clock.ts';
 import { describeChanges, summarizeChanges } from './runtime/diff.ts';
 import { watchFiles, type Watcher } from './runtime/watch.ts';
 import { SOURCE_FILE } from './plugins/load.ts';
+import { GatewayError } from './errors.ts';
+import type { Attempt } from './pipeline/attempt.ts';
+import type { RequestContext } from './plugin-api.ts';
 
 export interface GatewayOptions {
   /** Path to gateway.yaml. */
@@ -58,6 +61,8 @@ export class Gateway {
   #reloading: Promise<ReloadOutcome> = Promise.resolve(undefined as never);
   /** Generations replaced by a reload whose requests have not all finished yet. */
   readonly #retired = new Set<Runtime>();
+  /** Chat requests in flight, to end their streams properly when the shutdown grace runs out. */
+  readonly #live = new Set<RequestContext>();
   /** Connections that have not sent a request yet: Node's close() does not count them idle. */
   readonly #fresh = new Set<Socket>();
 
@@ -67,9 +72,12 @@ export class Gateway {
     this.#options = options;
     this.app = buildApp({
       getRuntime: () => this.#runtime,
-      onRequestDone: (r) => this.#requestDone(r),
+      onRequestStart: (ctx) => this.#live.add(ctx),
+      onRequestDone: (r, ctx) => this.#requestDone(r, ctx),
       log,
       bodyLimit: runtime.bodyLimit,
+      headersTimeoutMs: runtime.config.server.headersTimeoutMs,
+      requestTimeoutMs: runtime.config.server.requestTimeoutMs,
       readiness: () => (this.lastReload ? { lastReload: this.lastReload } : {}),
     });
     const fresh = this.#fresh;
@@ -142,7 +150,8 @@ export class Gateway {
     else this.#retired.add(runtime);
   }
 
-  #requestDone(runtime: Runtime): void {
+  #requestDone(runtime: Runtime, ctx: RequestContext): void {
+    this.#live.delete(ctx);
     if (runtime.lifecycle.inFlight === 0 && this.#retired.delete(runtime)) void runtime.close();
   }
 
@@ -154,9 +163,11 @@ export class Gateway {
 
   /**
    * Graceful shutdown: stop accepting, let in-flight requests (streams included) finish, close
-   * keep-alive connections as they fall idle, and cut whatever is left after `graceMs`.
+   * keep-alive connections as they fall idle. Streams still running after `graceMs` (default
+   * `server.shutdownGraceMs`) end with an in-stream `shutting_down` error and [DONE]; whatever
+   * is left a moment later is cut.
    */
-  async close(graceMs = 30_000): Promise<void> {
+  async close(graceMs = this.#runtime.config.server.shutdownGraceMs): Promise<void> {
     this.#watcher?.close();
     this.#watcher = undefined;
     const server = this.app.server;
@@ -166,12 +177,18 @@ export class Gateway {
       server.closeIdleConnections();
       for (const socket of this.#fresh) socket.destroy();
     }, 50);
-    const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+    let cut: NodeJS.Timeout | undefined;
+    const deadline = setTimeout(() => {
+      const reason = new GatewayError('shutting_down', `The gateway is shutting down; this answer was ended after the ${graceMs} ms grace period.`);
+      for (const ctx of this.#live) (ctx.attempt as Attempt | undefined)?.interrupt(reason);
+      cut = setTimeout(() => server.closeAllConnections(), 250);
+    }, graceMs);
     try {
       await this.app.close();
     } finally {
       clearInterval(reaper);
       clearTimeout(deadline);
+      clearTimeout(cut);
     }
     await this.#reloading.catch(() => undefined);
     await Promise.all([...this.#retired].map((r) => r.close()));

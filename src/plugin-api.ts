@@ -121,6 +121,8 @@ export interface ProviderCall {
   readonly dropUnsupportedParams: boolean;
   /** Connect, first-byte and idle-gap limits for this attempt (HTTP providers apply them). */
   readonly timeouts: Timeouts;
+  /** Largest non-streamed answer accepted, in bytes (`server.upstreamBodyLimit`); past it the attempt fails. */
+  readonly maxResponseBytes: number;
 }
 
 /** A provider's answer before translation: its own JSON body, or its own stream of events. */
@@ -348,6 +350,8 @@ export interface RuntimeView {
   readonly hasKeys: boolean;
   /** Scrubs configured secrets out of a text. */
   redact(text: string): string;
+  /** `server.upstreamBodyLimit` in bytes. */
+  readonly upstreamBodyLimit: number;
 }
 
 export interface StagePlugin<Options = Record<string, unknown>> {

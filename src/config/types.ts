@@ -54,7 +54,15 @@ export interface ProviderConfig {
 export type StageRef = string | { stage: string; options?: Record<string, unknown> };
 
 export interface GatewayConfig {
-  server: { host: string; port: number; bodyLimit: string | number };
+  server: {
+    host: string;
+    port: number;
+    bodyLimit: string | number;
+    upstreamBodyLimit: string | number;
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    shutdownGraceMs: number;
+  };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; format: 'auto' | 'json' | 'pretty' };
   keys: KeyConfig[];
   providers: Record<string, ProviderConfig>;

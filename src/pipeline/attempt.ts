@@ -13,7 +13,7 @@ import { UpstreamError } from '../providers/upstream-error.ts';
 import { normalizeChunk, normalizeCompletion } from '../protocol/normalize.ts';
 import { primeStream } from '../protocol/prime.ts';
 
-/** Raised by an attempt's own timer: the whole attempt ran past `timeout.totalMs`. */
+/** Raised by an attempt's own timers: past `timeout.totalMs`, or a stream idle past `timeout.idleMs`. */
 class AttemptTimeout extends Error {}
 
 /** The 503 for a target whose provider cannot serve; the reason goes to the log, not the client. */
@@ -28,6 +28,8 @@ export function unavailableError(target: RouteTarget): GatewayError {
 export interface AttemptEnv {
   /** Scrubs configured secrets from what the attempt log records. */
   redact(text: string): string;
+  /** Largest non-streamed upstream answer, in bytes. */
+  readonly upstreamBodyLimit: number;
 }
 
 type Phase = 'running' | 'succeeded' | 'failed';
@@ -45,6 +47,10 @@ export class Attempt implements AttemptView {
   readonly #timer: NodeJS.Timeout;
   readonly #startedAt = performance.now();
   #timedOut = false;
+  /** The stream went longer than idleMs without a parsed event. */
+  #idled = false;
+  /** Why the gateway ended the attempt itself (shutdown), if it did. */
+  #interruption: unknown;
   #phase: Phase = 'running';
   #closed = false;
   #ready: Promise<GatewayResponse> | undefined;
@@ -82,6 +88,7 @@ export class Attempt implements AttemptView {
       log: ctx.log,
       dropUnsupportedParams: target.dropUnsupportedParams,
       timeouts: this.timeouts,
+      maxResponseBytes: this.#env.upstreamBodyLimit,
     };
     call.request = applyCapabilities(call, target.capabilities);
     this.call = call;
@@ -108,7 +115,38 @@ export class Attempt implements AttemptView {
       this.#ctx.usage = body.usage;
       this.#ctx.upstreamModel = body.model;
     } else {
-      this.response = { kind: 'stream', chunks: this.#translateStream(native.events, call) };
+      this.response = { kind: 'stream', chunks: this.#translateStream(this.#guard(native.events, call), call) };
+    }
+  }
+
+  /** Ends the attempt from the gateway's side (e.g. shutdown): its stream fails with `reason`. */
+  interrupt(reason: GatewayError): void {
+    this.#interruption ??= reason;
+    this.#controller.abort(reason);
+  }
+
+  /**
+   * The native events, with `timeout.idleMs` measured between parsed events (an upstream that
+   * only sends keep-alive comments is stalled), and failures caused by the attempt's own
+   * timers or an interruption reported as such.
+   */
+  async *#guard(events: AsyncIterable<unknown>, call: ProviderCall): AsyncGenerator<unknown> {
+    const idleMs = this.timeouts.idleMs;
+    const idle = setTimeout(() => {
+      this.#idled = true;
+      this.#controller.abort(new AttemptTimeout());
+    }, idleMs);
+    try {
+      for await (const event of events) {
+        idle.refresh();
+        yield event;
+      }
+    } catch (err) {
+      if (this.#interruption) throw this.#interruption;
+      if (this.#idled) throw UpstreamError.timeout(call.provider, `the answer stalled for ${idleMs} ms (timeout.idleMs)`, err);
+      throw err;
+    } finally {
+      clearTimeout(idle);
     }
   }
 
@@ -135,7 +173,8 @@ export class Attempt implements AttemptView {
 
   /** Records a failure (once) and returns the error to act on: the attempt's timeout as a timeout. */
   fail(err: unknown): unknown {
-    const failure = this.#timedOut && !this.#ctx.signal.aborted ? UpstreamError.timeout(this.target.provider, `no answer within ${this.timeouts.totalMs} ms`, err) : err;
+    const failure =
+      this.#interruption ?? (this.#timedOut && !this.#ctx.signal.aborted && !(err instanceof UpstreamError && err.kind === 'timeout') ? UpstreamError.timeout(this.target.provider, `no answer within ${this.timeouts.totalMs} ms`, err) : err);
     if (this.#phase === 'running') {
       this.#phase = 'failed';
       const status = failure instanceof UpstreamError ? failure.status : 0;

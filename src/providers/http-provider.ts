@@ -18,6 +18,7 @@ import {
 import { readSse } from '../protocol/sse.ts';
 import type { UpstreamFailure } from '../plugin-api.ts';
 import { UpstreamError, parseRetryAfter } from './upstream-error.ts';
+import { GatewayError } from '../errors.ts';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -119,7 +120,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
   async send(call: ProviderCall): Promise<NativeResponse> {
     const spec = this.#spec.buildRequest(call, this.#options);
     const path = this.#basePath + spec.path;
-    const body = spec.body === undefined ? '' : JSON.stringify(spec.body);
+    const body = spec.body === undefined ? '' : serialise(spec.body);
     let headers = spec.headers ? { ...this.#headers, ...lowerKeys(spec.headers) } : this.#headers;
     if (call.stream) headers = { ...headers, accept: 'text/event-stream' };
     const method = spec.method ?? 'POST';
@@ -141,17 +142,39 @@ class HttpProviderInstance<Options> implements ProviderInstance {
       const failure = this.#spec.readError(res.statusCode, errorBody, responseHeaders);
       throw UpstreamError.http(this.#name, res.statusCode, failure, parseRetryAfter(responseHeaders));
     }
-    if (!call.stream) {
-      let json: unknown;
-      try {
-        json = await res.body.json();
-      } catch (err) {
-        throw this.#transportError(err, call, 'the response body is not valid JSON');
-      }
-      return { kind: 'json', body: json, headers: responseHeaders };
-    }
+    if (!call.stream) return { kind: 'json', body: await this.#readJson(res, call), headers: responseHeaders };
     const events = (this.#spec.decodeStream ?? decodeSseJson)(res.body);
     return { kind: 'stream', events: this.#guardStream(events, call), headers: responseHeaders };
+  }
+
+  /** The whole answer, refused past `call.maxResponseBytes` so one huge answer cannot take the memory. */
+  async #readJson(res: Dispatcher.ResponseData, call: ProviderCall): Promise<unknown> {
+    const declared = Number(res.headers['content-length']);
+    const limit = call.maxResponseBytes;
+    const tooLarge = () => UpstreamError.protocol(this.#name, `the answer is larger than ${limit} bytes (server.upstreamBodyLimit)`);
+    if (declared > limit) {
+      res.body.destroy();
+      throw tooLarge();
+    }
+    const parts: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const part of res.body) {
+        size += part.length;
+        if (size > limit) {
+          res.body.destroy();
+          throw tooLarge();
+        }
+        parts.push(part);
+      }
+    } catch (err) {
+      throw this.#transportError(err, call);
+    }
+    try {
+      return JSON.parse(parts.length === 1 ? parts[0].toString('utf8') : Buffer.concat(parts, size).toString('utf8'));
+    } catch (err) {
+      throw this.#transportError(err, call, 'the response body is not valid JSON');
+    }
   }
 
   toCompletion(body: unknown, call: ProviderCall): ChatCompletion {
@@ -189,6 +212,15 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     if (timeout) return UpstreamError.timeout(this.#name, timeout, err);
     if (what) return UpstreamError.protocol(this.#name, message, err);
     return UpstreamError.connect(this.#name, code ? `${code}: ${message}` : message, err);
+  }
+}
+
+/** The request body as JSON; client data that cannot be serialised is the client's mistake, not a 500. */
+function serialise(body: unknown): string {
+  try {
+    return JSON.stringify(body);
+  } catch (err) {
+    throw new GatewayError('invalid_request', `The request cannot be forwarded: ${(err as Error).message}.`);
   }
 }
 

@@ -91,6 +91,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     hasKeys: keyIndex.size > 0,
     findKey: (token: string): KeyIdentity | undefined => keyIndex.get(sha256Hex(token)),
     redact,
+    upstreamBodyLimit: parseSize(config.server.upstreamBodyLimit),
   };
   const stages = await createStages(config.pipeline, plugins.stages as StagePlugin[], { log, configDir, clock: options.clock ?? systemClock, runtime: view }, source);
   if (source.hasErrors) {

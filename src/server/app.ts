@@ -3,6 +3,7 @@
  * happens outside them (unknown URLs, wrong methods, body parsing failures).
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import { handleClientError } from './client-errors.ts';
 import { GatewayError, toGatewayError } from '../errors.ts';
 import type { RequestContext } from '../plugin-api.ts';
 import { createContext, requestIdFor } from './context.ts';
@@ -13,6 +14,9 @@ import type { RouteModule, ServerDeps } from './surface.ts';
 
 export interface AppOptions extends ServerDeps {
   bodyLimit: number;
+  /** Client timeouts (restart-only settings of `server:`). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
 }
 
 const ROUTES: readonly RouteModule[] = [chatRoutes, modelRoutes, healthRoutes];
@@ -32,6 +36,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
     genReqId: requestIdFor,
     // Streams can be long; idle keep-alive sockets are cheap.
     keepAliveTimeout: 75_000,
+    // Slow clients (slowloris) are cut: headers and the whole request each have a deadline.
+    // Node checks them on an interval, 30 s by default: too coarse for a 10 s limit.
+    requestTimeout: options.requestTimeoutMs,
+    http: { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, Math.ceil(options.headersTimeoutMs / 2)) },
+    clientErrorHandler: handleClientError,
     // While draining, requests arriving on open keep-alive connections are still served (with
     // Connection: close) instead of fastify's non-OpenAI 503 body.
     return503OnClosing: false,

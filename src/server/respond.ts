@@ -55,11 +55,14 @@ export async function sendStream(res: ServerResponse, ctx: RequestContext, chunk
       if (!res.write(sseData(chunk))) await once(res, 'drain', { signal: ctx.signal });
     }
   } catch (err) {
-    if (ctx.signal.aborted) return;
-    // Bytes already reached the client: the failure can only be reported inside the stream.
-    const error = toClientError(err);
-    ctx.streamError = error;
-    res.write(sseData(error.toJSON()));
+    if (!ctx.signal.aborted) {
+      // Bytes already reached the client: the failure can only be reported inside the stream.
+      const error = toClientError(err);
+      ctx.streamError = error;
+      res.write(sseData(error.toJSON()));
+    }
   }
-  if (!ctx.signal.aborted) res.end(SSE_DONE);
+  // A client that left mid-stream is logged as such (nginx's 499), not as a success.
+  if (ctx.signal.aborted) ctx.status = 499;
+  else res.end(SSE_DONE);
 }

@@ -1,13 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Runtime } from '../runtime/build.ts';
+import type { RequestContext } from '../plugin-api.ts';
 
 /** What the route modules need from the gateway. */
 export interface ServerDeps {
   /** The config generation current when a request arrives: a reload never changes a request midway. */
   getRuntime(): Runtime;
-  /** Called when a chat request that ran on `runtime` has finished (for draining old generations). */
-  onRequestDone?(runtime: Runtime): void;
+  /** A chat request started (the gateway tracks live requests to end them at shutdown). */
+  onRequestStart?(ctx: RequestContext): void;
+  /** A chat request that ran on `runtime` has finished (for draining old generations). */
+  onRequestDone?(runtime: Runtime, ctx: RequestContext): void;
   log: Logger;
   /** Extra readiness details (e.g. the last reload's outcome). */
   readiness?(): Record<string, unknown>;

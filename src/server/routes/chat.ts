@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, toGatewayError } from '../../errors.ts';
 import type { Attempt } from '../../pipeline/attempt.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
+import { MAX_JSON_DEPTH, tooDeep } from '../../protocol/depth.ts';
 import { createContext } from '../context.ts';
 import { responseHeaders, sendError, sendJson, sendStream } from '../respond.ts';
 import type { RouteModule, ServerDeps } from '../surface.ts';
@@ -21,15 +22,18 @@ export const chatRoutes: RouteModule = {
   },
 };
 
-function chat({ getRuntime, onRequestDone, log }: ServerDeps) {
+function chat({ getRuntime, onRequestStart, onRequestDone, log }: ServerDeps) {
   return async function chat(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.hijack();
     const runtime = getRuntime();
     runtime.lifecycle.inFlight++;
     const res = reply.raw;
     const ctx = createContext(request.id, request.raw, res, request.body, log);
+    onRequestStart?.(ctx);
     const toClientError = (err: unknown): GatewayError => (err instanceof UpstreamError ? err.toClientError(runtime.redact) : toGatewayError(err));
     try {
+      const deep = tooDeep(request.body);
+      if (deep) throw new GatewayError('invalid_request', `Invalid '${deep}': JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted.`, { param: deep });
       await runtime.run(ctx);
       const attempt = ctx.attempt as Attempt | undefined;
       if (!attempt) throw new GatewayError('internal_error', 'the pipeline answered without an attempt');
@@ -51,7 +55,7 @@ function chat({ getRuntime, onRequestDone, log }: ServerDeps) {
     } finally {
       (ctx.attempt as Attempt | undefined)?.close();
       runtime.lifecycle.inFlight--;
-      onRequestDone?.(runtime);
+      onRequestDone?.(runtime, ctx);
       void runtime.finish(ctx);
     }
   };

@@ -50,7 +50,20 @@ const BUNDLES = [
 const OUT_DIR = fileURLToPath(new URL('../schemas/openai/', import.meta.url));
 const REF_PREFIX = '#/components/schemas/';
 // Keywords whose value is a schema, an array of schemas, or a map of schemas.
-const SUB_SCHEMA = new Set(['items', 'additionalProperties', 'not', 'contains', 'propertyNames', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties', 'additionalItems', 'contentSchema']);
+const SUB_SCHEMA = new Set([
+  'items',
+  'additionalProperties',
+  'not',
+  'contains',
+  'propertyNames',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'additionalItems',
+  'contentSchema',
+]);
 const SUB_ARRAY = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 const SUB_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 
@@ -78,7 +91,7 @@ for (const spec of BUNDLES) {
   check(bundle);
   const out = path.join(OUT_DIR, spec.file);
   fs.mkdirSync(OUT_DIR, { recursive: true });
-  fs.writeFileSync(out, JSON.stringify(bundle, null, 2) + '\n');
+  fs.writeFileSync(out, `${JSON.stringify(bundle, null, 2)}\n`);
   console.log(`wrote ${path.relative(process.cwd(), out)}: ${Object.keys(bundle.$defs).length} $defs from ${spec.roots.length} roots`);
 }
 
@@ -120,7 +133,11 @@ function extract(roots) {
     const name = queue.shift();
     defs[name] = convert(schemas[name]);
   }
-  return Object.fromEntries(Object.keys(defs).sort().map((k) => [k, defs[k]]));
+  return Object.fromEntries(
+    Object.keys(defs)
+      .sort()
+      .map((k) => [k, defs[k]]),
+  );
 }
 
 function discriminator(v) {

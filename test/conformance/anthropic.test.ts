@@ -1,12 +1,12 @@
-import { runConformance } from './battery.ts';
-import { loadFixture, replay } from '../helpers/fake-upstream.ts';
+import { CONFORMANCE_SECRET, loadFixture, replay, runConformance } from 'switchyard-gateway/kit/testing';
+import { fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('anthropic', name);
+const f = (name: string) => loadFixture(fixturesOf('anthropic'), name);
 
 runConformance({
   name: 'anthropic',
   capabilities: { streaming: true, tools: true, streamUsage: true },
-  provider: (url) => ({ plugin: 'anthropic', baseUrl: url, apiKey: 'test-upstream-secret' }),
+  provider: (url) => ({ plugin: 'anthropic', baseUrl: url, apiKey: CONFORMANCE_SECRET }),
   model: 'claude-3-opus-latest',
   reportedModel: 'claude-3-opus-20240229',
   scenarios: {

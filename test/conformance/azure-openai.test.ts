@@ -1,13 +1,13 @@
-import { runConformance } from './battery.ts';
-import { loadFixture, replay } from '../helpers/fake-upstream.ts';
+import { CONFORMANCE_SECRET, loadFixture, replay, runConformance } from 'switchyard-gateway/kit/testing';
+import { fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('azure', name);
-const openai = (name: string) => loadFixture('openai', name);
+const f = (name: string) => loadFixture(fixturesOf('azure'), name);
+const openai = (name: string) => loadFixture(fixturesOf('openai'), name);
 
 runConformance({
   name: 'azure-openai',
   capabilities: { streaming: true, tools: true, streamUsage: true },
-  provider: (url) => ({ plugin: 'azure-openai', endpoint: url, apiKey: 'test-upstream-secret' }),
+  provider: (url) => ({ plugin: 'azure-openai', endpoint: url, apiKey: CONFORMANCE_SECRET }),
   model: 'gpt-5-nano',
   reportedModel: 'gpt-5-nano-2025-08-07',
   modelPerScenario: true,

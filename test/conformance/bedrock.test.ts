@@ -1,7 +1,7 @@
-import { runConformance } from './battery.ts';
-import { loadFixture, replay } from '../helpers/fake-upstream.ts';
+import { CONFORMANCE_SECRET, loadFixture, replay, runConformance } from 'switchyard-gateway/kit/testing';
+import { fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('bedrock', name);
+const f = (name: string) => loadFixture(fixturesOf('bedrock'), name);
 /** An AWS JSON error: the exception's name only in x-amzn-errortype, as Bedrock sends it. */
 const awsError = (status: number, type: string, message: string) => ({
   status,
@@ -12,7 +12,7 @@ const awsError = (status: number, type: string, message: string) => ({
 runConformance({
   name: 'bedrock',
   capabilities: { streaming: true, tools: true, streamUsage: true },
-  provider: (url) => ({ plugin: 'bedrock', region: 'us-east-1', endpoint: url, accessKeyId: 'AKIDCONFORMANCE', secretAccessKey: 'test-upstream-secret' }),
+  provider: (url) => ({ plugin: 'bedrock', region: 'us-east-1', endpoint: url, accessKeyId: 'AKIDCONFORMANCE', secretAccessKey: CONFORMANCE_SECRET }),
   // Bedrock does not echo the model: the answer names the target's model id.
   model: 'us.amazon.nova-micro-v1:0',
   scenarios: {

@@ -1,14 +1,14 @@
-import { runConformance } from './battery.ts';
-import { loadFixture, replay } from '../helpers/fake-upstream.ts';
+import { CONFORMANCE_SECRET, loadFixture, replay, runConformance } from 'switchyard-gateway/kit/testing';
+import { fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('gemini', name);
+const f = (name: string) => loadFixture(fixturesOf('gemini'), name);
 /** A google.rpc.Status error body, for the statuses no recording covers. */
 const rpcError = (code: number, status: string, message: string, details?: unknown[]) => ({ status: code, body: { error: { code, message, status, ...(details ? { details } : {}) } } });
 
 runConformance({
   name: 'gemini',
   capabilities: { streaming: true, tools: true, streamUsage: true },
-  provider: (url) => ({ plugin: 'gemini', baseUrl: url, apiKey: 'test-upstream-secret' }),
+  provider: (url) => ({ plugin: 'gemini', baseUrl: url, apiKey: CONFORMANCE_SECRET }),
   model: 'gemini-2.0-flash',
   modelPerScenario: true,
   reportedModel: 'gemini-2.0-flash',

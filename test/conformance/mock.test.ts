@@ -1,4 +1,4 @@
-import { runConformance } from './battery.ts';
+import { runConformance } from 'switchyard-gateway/kit/testing';
 
 const unused = () => ({ status: 500, body: 'the mock provider never calls an upstream' });
 

@@ -1,12 +1,12 @@
-import { runConformance } from './battery.ts';
-import { loadFixture, replay } from '../helpers/fake-upstream.ts';
+import { CONFORMANCE_SECRET, loadFixture, replay, runConformance } from 'switchyard-gateway/kit/testing';
+import { fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('openai', name);
+const f = (name: string) => loadFixture(fixturesOf('openai'), name);
 
 runConformance({
   name: 'openai',
   capabilities: { streaming: true, tools: true, streamUsage: true },
-  provider: (url) => ({ plugin: 'openai', baseUrl: `${url}/v1`, apiKey: 'test-upstream-secret' }),
+  provider: (url) => ({ plugin: 'openai', baseUrl: `${url}/v1`, apiKey: CONFORMANCE_SECRET }),
   model: 'gpt-4o',
   reportedModel: 'gpt-4o-2024-08-06',
   scenarios: {

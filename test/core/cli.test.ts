@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { ROOT } from '../helpers/paths.ts';
+import { ROOT } from '../helpers/repo.ts';
 
 const BIN = path.join(ROOT, 'bin/switchyard.mjs');
 

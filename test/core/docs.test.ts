@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../../src/errors.ts';
 import schema from '../../schemas/gateway.schema.json' with { type: 'json' };
-import { ROOT } from '../helpers/paths.ts';
+import { ROOT } from '../helpers/repo.ts';
 
 const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const reference = readFileSync(path.join(ROOT, 'docs/configuration.md'), 'utf8');

@@ -1,7 +1,7 @@
 /** The HTTP surface with a plain client: every error OpenAI-shaped, every response with x-request-id. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configYaml, DEV_KEY, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { expectValid } from '../helpers/schema.ts';
+import { DEV_KEY, expectValid, startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
+import { configYaml } from '../helpers/repo.ts';
 
 let t: TestGateway;
 beforeAll(async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { failureOf, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { failureOf, startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
 
 const SECRET = 'sk-hashed-only-9876543210';
 let t: TestGateway;

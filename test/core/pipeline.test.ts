@@ -2,9 +2,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import path from 'node:path';
-import { configYaml, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { expectValid } from '../helpers/schema.ts';
-import { ROOT } from '../helpers/paths.ts';
+import { expectValid, startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
+import { configYaml, ROOT } from '../helpers/repo.ts';
 
 const trace = ((globalThis as { __switchyardTrace?: string[] }).__switchyardTrace ??= []);
 const plugins = path.join(ROOT, 'test/fixtures/plugins');

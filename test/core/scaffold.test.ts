@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/paths.ts';
+import { ROOT } from '../helpers/repo.ts';
 
 const BIN = path.join(ROOT, 'bin/switchyard.mjs');
 // Inside plugins/ so that vitest's include patterns and the module resolution find it.

@@ -1,8 +1,8 @@
 /** The official openai SDK against the real gateway with the built-in mock provider. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { configYaml, DEV_KEY, logLineFor, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { expectValid } from '../helpers/schema.ts';
+import { DEV_KEY, expectValid, logLineFor, startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
+import { configYaml } from '../helpers/repo.ts';
 
 let t: TestGateway;
 

@@ -2,10 +2,8 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { failureOf, logLineFor, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
-import { expectValid } from '../helpers/schema.ts';
-import { ROOT } from '../helpers/paths.ts';
+import { expectValid, failureOf, type FakeUpstream, logLineFor, startFakeUpstream, startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
+import { ROOT } from '../helpers/repo.ts';
 
 // Answers in Ollama's native format: one JSON object, or NDJSON lines when streaming.
 const created = '2024-07-22T20:33:28.123648Z';

@@ -1,20 +1,15 @@
 /** The anthropic provider end to end: exact native requests, recorded answers and streams, errors. */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { loadFixture, replay, splitStream, startFakeUpstream, type FakeUpstream, type ScriptedResponse } from '../helpers/fake-upstream.ts';
-import { configYaml, DEV_KEY, failureOf, logLineFor, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { expectValid } from '../helpers/schema.ts';
+import { chatRequests, expectValid, failureOf, fakeUpstream, loadFixture, logLineFor, readSseEvents, replay, splitStream, streamAnswer, useTestGateway, type ScriptedResponse } from 'switchyard-gateway/kit/testing';
+import { configYaml, fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('anthropic', name);
+const f = (name: string) => loadFixture(fixturesOf('anthropic'), name);
 const SECRET = 'sk-ant-test-secret-000111';
-let anthropic: FakeUpstream;
-let openai: FakeUpstream;
-let t: TestGateway;
-
-beforeAll(async () => {
-  anthropic = await startFakeUpstream(() => replay(f('messages-system-prompt')));
-  openai = await startFakeUpstream(() => replay(loadFixture('openai', 'error-500-server-error')));
-  t = await startTestGateway(
+const anthropic = fakeUpstream(() => replay(f('messages-system-prompt')));
+const openai = fakeUpstream(() => replay(loadFixture(fixturesOf('openai'), 'error-500-server-error')));
+const t = useTestGateway(
+  () =>
     configYaml({
       providers: [
         `  claude: { plugin: anthropic, baseUrl: "${anthropic.url}", apiKey: ${SECRET}, maxTokens: 1024 }`,
@@ -29,41 +24,13 @@ beforeAll(async () => {
         '  mixed: { retry: { attempts: 1 }, targets: [{ provider: oai, model: gpt-4o }, { provider: claude, model: claude-3-opus-latest }] }',
       ].join('\n'),
     }),
-  );
-});
-afterEach(() => {
-  anthropic.setHandler(() => replay(f('messages-system-prompt')));
-  anthropic.reset();
-  openai.reset();
-});
-afterAll(async () => {
-  await t.close();
-  await anthropic.close();
-  await openai.close();
-});
+  { upstreams: [anthropic, openai] },
+);
 
-const chat = (body: Partial<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming>, model = 'claude') =>
-  t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], ...body } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+const { chat, streamed, post } = chatRequests(t, { model: 'claude' });
 const sent = () => anthropic.requests.at(-1)!;
-
-/** Streams through the SDK, validating every chunk against the OpenAI schema. */
-async function streamed(body: Partial<OpenAI.Chat.ChatCompletionCreateParamsStreaming> = {}, model = 'claude') {
-  const stream = await t.client().chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'hi' }], ...body } as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
-  const chunks: OpenAI.Chat.ChatCompletionChunk[] = [];
-  for await (const chunk of stream) {
-    expectValid('CreateChatCompletionStreamResponse', chunk);
-    chunks.push(chunk);
-  }
-  const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
-  const finishes = chunks.flatMap((c) => c.choices.map((x) => x.finish_reason)).filter(Boolean);
-  return { chunks, text, finishes };
-}
-
-/** A raw streaming request (no SDK), to see the exact SSE the client gets. */
-const post = (model = 'claude') =>
-  fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'x' }] }) });
-const sseEvents = async (res: Response) => (await res.text()).split('\n\n').filter(Boolean);
-const streamBody = (chunks: Array<string | Buffer>, extra: Partial<ScriptedResponse> = {}): ScriptedResponse => ({ status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' }, chunks, ...extra });
+/** Anthropic's own stream content type. */
+const streamBody = (chunks: Array<string | Buffer>, extra: Partial<ScriptedResponse> = {}) => streamAnswer(chunks, { headers: { 'content-type': 'text/event-stream; charset=utf-8' }, ...extra });
 
 describe('request translation', () => {
   it('POST /v1/messages with x-api-key and anthropic-version; system and developer messages become `system`', async () => {
@@ -284,7 +251,7 @@ describe('errors', () => {
     anthropic.setHandler(() => streamBody([...basic().slice(0, 5), ...overloaded()]));
     const res = await post();
     expect(res.status).toBe(200);
-    const events = await sseEvents(res);
+    const events = await readSseEvents(res);
     expect(JSON.parse(events[0].slice(6)).choices[0].delta).toEqual({ role: 'assistant', content: 'Hello' });
     const error = JSON.parse(events.at(-2)!.slice(6));
     expectValid('ErrorResponse', error);
@@ -299,7 +266,7 @@ describe('errors', () => {
     anthropic.setHandler(() => ({ ...replay(f('stream-basic')), destroyAfterChunks: 5, gapMs: 20 }));
     const res = await post();
     expect(res.status).toBe(200);
-    const events = await sseEvents(res);
+    const events = await readSseEvents(res);
     expect(events.slice(0, -2).map((e) => JSON.parse(e.slice(6)).choices[0].delta.content)).toEqual(['Hello', ' there']);
     const error = JSON.parse(events.at(-2)!.slice(6));
     expectValid('ErrorResponse', error);
@@ -321,7 +288,7 @@ describe('errors', () => {
 
   it('a stream that ends cleanly without message_stop ended early', async () => {
     anthropic.setHandler(() => streamBody(basic().slice(0, 6)));
-    const events = await sseEvents(await post());
+    const events = await readSseEvents(await post());
     const error = JSON.parse(events.at(-2)!.slice(6));
     expect(error.error.code).toBe('upstream_error');
     expect(error.error.message).toContain('the stream ended early (no message_stop)');

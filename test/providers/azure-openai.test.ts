@@ -1,20 +1,15 @@
 /** Azure OpenAI: deployment and v1 URLs, api-key auth, and Azure's stream and error quirks. */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { loadFixture, replay, splitStream, startFakeUpstream, type FakeUpstream, type ScriptedResponse } from '../helpers/fake-upstream.ts';
-import { configYaml, DEV_KEY, failureOf, logLineFor, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { FakeClock } from '../helpers/clock.ts';
-import { expectValid } from '../helpers/schema.ts';
+import { chatRequests, expectValid, failureOf, FakeClock, fakeUpstream, loadFixture, logLineFor, readSseEvents, replay, splitStream, streamAnswer, useTestGateway } from 'switchyard-gateway/kit/testing';
+import { configYaml, fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('azure', name);
+const f = (name: string) => loadFixture(fixturesOf('azure'), name);
 const KEY = 'azure-test-key-0123456789';
-let azure: FakeUpstream;
-let t: TestGateway;
 const clock = new FakeClock(1);
-
-beforeAll(async () => {
-  azure = await startFakeUpstream(() => replay(f('chat-basic')));
-  t = await startTestGateway(
+const azure = fakeUpstream(() => replay(f('chat-basic')));
+const t = useTestGateway(
+  () =>
     configYaml({
       providers: `  az: { plugin: azure-openai, endpoint: "${azure.url}/", apiKey: ${KEY}, apiVersion: 2024-12-01-preview }\n  az1: { plugin: azure-openai, endpoint: "${azure.url}", apiKey: ${KEY}, mode: v1 }\n  mock: { plugin: mock }`,
       models: [
@@ -24,20 +19,13 @@ beforeAll(async () => {
         '  strict: { retry: { attempts: 1 }, targets: [{ provider: az, model: gpt-4o }] }',
       ].join('\n'),
     }),
-    { clock },
-  );
-});
+  { upstreams: [azure], clock },
+);
 afterEach(() => {
-  azure.setHandler(() => replay(f('chat-basic')));
-  azure.reset();
   clock.sleeps.length = 0;
 });
-afterAll(async () => {
-  await t.close();
-  await azure.close();
-});
 
-const chat = (model = 'nano') => t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'Hello!' }] });
+const { chat } = chatRequests(t, { model: 'nano', content: 'Hello!' });
 
 describe('azure-openai', () => {
   it('calls the deployment URL with api-version and the api-key header', async () => {
@@ -52,7 +40,7 @@ describe('azure-openai', () => {
   });
 
   it('the v1 form puts the model in the body', async () => {
-    await chat('nano-v1');
+    await chat({}, 'nano-v1');
     expect(azure.requests[0].url).toBe('/openai/v1/chat/completions');
     expect(azure.requests[0].body.model).toBe('gpt-5-nano');
   });
@@ -99,11 +87,8 @@ describe('azure-openai', () => {
   });
 });
 
-const fixture = (provider: string, name: string) => loadFixture(provider, name);
-const post = (body: Record<string, unknown> = {}, model = 'strict') =>
-  fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'x' }], ...body }) });
-const sseEvents = async (res: Response) => (await res.text()).split('\n\n').filter(Boolean);
-const sse = (chunks: Array<string | Buffer>, extra: Partial<ScriptedResponse> = {}): ScriptedResponse => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks, ...extra });
+const fixture = (provider: 'openai' | 'azure', name: string) => loadFixture(fixturesOf(provider), name);
+const { post } = chatRequests(t, { model: 'strict', content: 'x' });
 
 describe('azure-openai requests', () => {
   it('tools, tool_choice and tool results go as OpenAI sent them; the v1 form has the same body', async () => {
@@ -166,9 +151,9 @@ describe('azure-openai requests', () => {
     const events = splitStream(f('stream-basic-content-filter')).map((b) => b.toString());
     const last = events.length - 2; // the finish chunk, before [DONE]
     events[last] = events[last].replace('"finish_reason":"stop"', '"finish_reason":"content_filter"');
-    azure.setHandler(() => sse(events));
+    azure.setHandler(() => streamAnswer(events));
     const res = await post();
-    const finishes = (await sseEvents(res)).filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.slice(6))).flatMap((c) => c.choices.map((x: { finish_reason: string | null }) => x.finish_reason)).filter(Boolean);
+    const finishes = (await readSseEvents(res)).filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.slice(6))).flatMap((c) => c.choices.map((x: { finish_reason: string | null }) => x.finish_reason)).filter(Boolean);
     expect(finishes).toEqual(['content_filter']);
   });
 });
@@ -208,10 +193,10 @@ describe('azure-openai errors', () => {
 
   it('an error event after the first chunk is an in-stream error, then [DONE]', async () => {
     const events = splitStream(f('stream-basic-content-filter')).map((b) => b.toString());
-    azure.setHandler(() => sse([...events.slice(0, 3), 'data: {"error":{"code":"server_error","message":"The server had an error while processing your request."}}\n\n']));
+    azure.setHandler(() => streamAnswer([...events.slice(0, 3), 'data: {"error":{"code":"server_error","message":"The server had an error while processing your request."}}\n\n']));
     const res = await post();
     expect(res.status).toBe(200);
-    const out = await sseEvents(res);
+    const out = await readSseEvents(res);
     const first = JSON.parse(out[0].slice(6));
     expectValid('CreateChatCompletionStreamResponse', first);
     expect(first.prompt_filter_results).toBeDefined();
@@ -225,13 +210,13 @@ describe('azure-openai errors', () => {
 
   it('a truncated stream: cut mid-way is an in-stream error; ended without a finish likewise; cut before the first chunk is a 502', async () => {
     azure.setHandler(() => ({ ...replay(f('stream-basic-content-filter')), destroyAfterChunks: 4, gapMs: 20 }));
-    const cut = await sseEvents(await post());
+    const cut = await readSseEvents(await post());
     expect(JSON.parse(cut.at(-2)!.slice(6)).error.code).toBe('upstream_error');
     expect(cut.at(-1)).toBe('data: [DONE]');
 
     const events = splitStream(f('stream-basic-content-filter')).map((b) => b.toString());
-    azure.setHandler(() => sse(events.slice(0, 4)));
-    const early = await sseEvents(await post());
+    azure.setHandler(() => streamAnswer(events.slice(0, 4)));
+    const early = await readSseEvents(await post());
     expect(JSON.parse(early.at(-2)!.slice(6)).error.message).toContain('no finish_reason');
 
     // The preamble alone is no chunk: a cut right after it is still an HTTP error.

@@ -1,36 +1,24 @@
 /** The bedrock provider end to end: signed native requests, recorded answers and event streams, errors. */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Hash } from '@smithy/hash-node';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
-import { loadFixture, replay, startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedResponse } from '../helpers/fake-upstream.ts';
-import { configYaml, DEV_KEY, failureOf, logLineFor, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { expectValid } from '../helpers/schema.ts';
-import { FIXTURES } from '../helpers/paths.ts';
+import { chatRequests, expectValid, failureOf, fakeUpstream, loadFixture, logLineFor, readFixtureFile, readSseEvents, replay, streamAnswer, useTestGateway, type RecordedRequest, type ScriptedResponse } from 'switchyard-gateway/kit/testing';
+import { configYaml, fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('bedrock', name);
+const f = (name: string) => loadFixture(fixturesOf('bedrock'), name);
 const AKID = 'AKIDBEDROCKTEST0001';
 const SECRET = 'bedrock-test-secret-key-0123456789';
 const ENV = { AWS_ACCESS_KEY_ID: 'ASIAENVTEST0000002', AWS_SECRET_ACCESS_KEY: 'env-secret-key-9876543210', AWS_SESSION_TOKEN: 'env-session-token-abcdef' };
 const NOVA = 'us.amazon.nova-micro-v1:0';
 const ARN = 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 
-let bedrock: FakeUpstream;
-let t: TestGateway;
-const saved: Record<string, string | undefined> = {};
-
-beforeAll(async () => {
-  // The `fromenv` provider names no keys: it must take them from the standard variables.
-  for (const [k, v] of Object.entries(ENV)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
-  bedrock = await startFakeUpstream(() => replay(f('converse-basic-system')));
-  t = await startTestGateway(
+const bedrock = fakeUpstream(() => replay(f('converse-basic-system')));
+const t = useTestGateway(
+  () =>
     configYaml({
       providers: [
         `  aws: { plugin: bedrock, region: us-east-1, endpoint: "${bedrock.url}", accessKeyId: ${AKID}, secretAccessKey: ${SECRET}, maxTokens: 512 }`,
@@ -44,47 +32,18 @@ beforeAll(async () => {
         `  lenient: { retry: { attempts: 1 }, dropUnsupportedParams: true, targets: [{ provider: aws, model: "${NOVA}" }] }`,
       ].join('\n'),
     }),
-  );
-  for (const k of Object.keys(ENV)) {
-    if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
-  }
-});
-afterEach(() => {
-  bedrock.setHandler(() => replay(f('converse-basic-system')));
-  bedrock.reset();
-});
-afterAll(async () => {
-  await t?.close();
-  await bedrock?.close();
-});
+  // The `fromenv` provider names no keys: it must take them from the standard variables.
+  { upstreams: [bedrock], processEnv: ENV },
+);
 
-const chat = (body: Partial<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming>, model = 'nova') =>
-  t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], ...body } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+const { chat, streamed, post } = chatRequests(t, { model: 'nova' });
 const sent = () => bedrock.requests.at(-1)!;
-
-async function streamed(body: Partial<OpenAI.Chat.ChatCompletionCreateParamsStreaming> = {}, model = 'nova') {
-  const stream = await t.client().chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'hi' }], ...body } as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
-  const chunks: OpenAI.Chat.ChatCompletionChunk[] = [];
-  for await (const chunk of stream) {
-    expectValid('CreateChatCompletionStreamResponse', chunk);
-    chunks.push(chunk);
-  }
-  const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
-  const finishes = chunks.flatMap((c) => c.choices.map((x) => x.finish_reason)).filter(Boolean);
-  return { chunks, text, finishes };
-}
-
-/** A raw streaming request (no SDK), to see the exact SSE the client gets. */
-const post = (model = 'nova') =>
-  fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'x' }] }) });
-const sseEvents = async (res: Response) => (await res.text()).split('\n\n').filter(Boolean);
 
 // ------------------------------------------------------------------ event-stream frames
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 type Frame = { headers: Record<string, string>; payload: unknown };
-const framesOf = (name: string): Frame[] => readFileSync(`${FIXTURES}/bedrock/${name}.events.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Frame);
+const framesOf = (name: string): Frame[] => readFixtureFile(fixturesOf('bedrock'), `${name}.events.jsonl`).toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as Frame);
 /** Frames encoded with the AWS SDK's codec, one write each. */
 function encode(frames: Frame[]): Buffer[] {
   return frames.map(({ headers, payload }) => {
@@ -94,7 +53,7 @@ function encode(frames: Frame[]): Buffer[] {
   });
 }
 const exception = (type: string, message: string): Frame => ({ headers: { ':message-type': 'exception', ':exception-type': type, ':content-type': 'application/json' }, payload: { message } });
-const eventStream = (chunks: Buffer[], extra: Partial<ScriptedResponse> = {}): ScriptedResponse => ({ status: 200, headers: { 'content-type': 'application/vnd.amazon.eventstream' }, chunks, ...extra });
+const eventStream = (chunks: Buffer[], extra: Partial<ScriptedResponse> = {}) => streamAnswer(chunks, { headers: { 'content-type': 'application/vnd.amazon.eventstream' }, ...extra });
 
 // ------------------------------------------------------------------ signature check
 
@@ -284,7 +243,7 @@ describe('errors', () => {
     bedrock.setHandler(() => eventStream([...basic().slice(0, 3), Buffer.from(f('stream-exception-frame').body)], { gapMs: 1 }));
     const res = await post();
     expect(res.status).toBe(200);
-    const events = await sseEvents(res);
+    const events = await readSseEvents(res);
     expect(JSON.parse(events[0].slice(6)).choices[0].delta).toEqual({ role: 'assistant', content: 'The' });
     const error = JSON.parse(events.at(-2)!.slice(6));
     expectValid('ErrorResponse', error);
@@ -320,7 +279,7 @@ describe('errors', () => {
     const frames = basic();
     const cut = frames[4].subarray(0, 20);
     bedrock.setHandler(() => eventStream([...frames.slice(0, 4), cut], { gapMs: 5 }));
-    const events = await sseEvents(await post());
+    const events = await readSseEvents(await post());
     expect(events.slice(0, -2).map((e) => JSON.parse(e.slice(6)).choices[0].delta.content)).toEqual(['The', ' capital of France is Paris.', ' Paris is not']);
     const error = JSON.parse(events.at(-2)!.slice(6));
     expectValid('ErrorResponse', error);
@@ -331,7 +290,7 @@ describe('errors', () => {
 
   it('a stream that ends cleanly without messageStop ended early', async () => {
     bedrock.setHandler(() => eventStream(basic().slice(0, 6)));
-    const events = await sseEvents(await post());
+    const events = await readSseEvents(await post());
     const error = JSON.parse(events.at(-2)!.slice(6));
     expect(error.error.code).toBe('upstream_error');
     expect(error.error.message).toContain('the stream ended early (no messageStop)');
@@ -340,7 +299,7 @@ describe('errors', () => {
 
   it('a connection cut mid-stream is an in-stream error; before the first chunk a 502', async () => {
     bedrock.setHandler(() => eventStream(basic(), { destroyAfterChunks: 4, gapMs: 20 }));
-    const events = await sseEvents(await post());
+    const events = await readSseEvents(await post());
     expect(JSON.parse(events.at(-2)!.slice(6)).error.code).toBe('upstream_error');
     expect(events.at(-1)).toBe('data: [DONE]');
 
@@ -397,27 +356,15 @@ describe('errors', () => {
 });
 
 describe('without credentials', () => {
-  let gw: TestGateway;
-  let upstream: FakeUpstream;
-  beforeAll(async () => {
-    const keep: Record<string, string | undefined> = {};
-    for (const k of Object.keys(ENV)) {
-      keep[k] = process.env[k];
-      delete process.env[k];
-    }
-    upstream = await startFakeUpstream(() => replay(f('converse-basic-system')));
-    gw = await startTestGateway(
+  const upstream = fakeUpstream(() => replay(f('converse-basic-system')));
+  const gw = useTestGateway(
+    () =>
       configYaml({
         providers: `  nokeys: { plugin: bedrock, region: us-east-1, endpoint: "${upstream.url}" }\n  mock: { plugin: mock }`,
         models: '  nova: { targets: [{ provider: nokeys, model: us.amazon.nova-micro-v1:0 }] }\n  safe: { targets: [{ provider: nokeys, model: us.amazon.nova-micro-v1:0 }, { provider: mock, model: mock-1 }] }',
       }),
-    );
-    for (const [k, v] of Object.entries(keep)) if (v !== undefined) process.env[k] = v;
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await upstream?.close();
-  });
+    { upstreams: [upstream], processEnv: Object.fromEntries(Object.keys(ENV).map((k) => [k, undefined])) },
+  );
 
   it('the gateway starts, warns, and the provider fails as a credentials problem (so fallbacks work)', async () => {
     expect(gw.logs.some((l) => l.level === 40 && String(l.msg).includes('no AWS credentials'))).toBe(true);

@@ -1,20 +1,15 @@
 /** The gemini provider end to end: exact native requests, recorded answers and streams, errors. */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
-import { loadFixture, replay, splitStream, startFakeUpstream, type FakeUpstream, type ScriptedResponse } from '../helpers/fake-upstream.ts';
-import { configYaml, DEV_KEY, failureOf, logLineFor, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { FakeClock } from '../helpers/clock.ts';
-import { expectValid } from '../helpers/schema.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import type OpenAI from 'openai';
+import { chatRequests, DEV_KEY, expectValid, failureOf, FakeClock, fakeUpstream, loadFixture, logLineFor, readSseEvents, replay, splitStream, streamAnswer, useTestGateway, type RequestFields } from 'switchyard-gateway/kit/testing';
+import { configYaml, fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('gemini', name);
+const f = (name: string) => loadFixture(fixturesOf('gemini'), name);
 const SECRET = 'gemini-test-key-0123456789';
-let gemini: FakeUpstream;
-let t: TestGateway;
 const clock = new FakeClock(3);
-
-beforeAll(async () => {
-  gemini = await startFakeUpstream(() => replay(f('generate-multi-turn')));
-  t = await startTestGateway(
+const gemini = fakeUpstream(() => replay(f('generate-multi-turn')));
+const t = useTestGateway(
+  () =>
     configYaml({
       providers: [
         `  g: { plugin: gemini, baseUrl: "${gemini.url}", apiKey: ${SECRET} }`,
@@ -28,47 +23,20 @@ beforeAll(async () => {
         '  alt: { retry: { attempts: 1 }, targets: [{ provider: alt, model: models/gemini-2.5-flash }] }',
       ].join('\n'),
     }),
-    { clock },
-  );
-});
+  { upstreams: [gemini], clock },
+);
 afterEach(() => {
-  gemini.setHandler(() => replay(f('generate-multi-turn')));
-  gemini.reset();
   clock.sleeps.length = 0;
 });
-afterAll(async () => {
-  await t.close();
-  await gemini.close();
-});
 
-type Create = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
-const chat = (body: Partial<Create> = {}, model = 'flash') => t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], ...body } as Create);
+const { chat, streamed, post } = chatRequests(t, { model: 'flash' });
 /** A completion, checked against the OpenAI schema. */
-async function valid(body: Partial<Create> = {}, model = 'flash') {
+async function valid(body: RequestFields<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming> = {}, model = 'flash') {
   const r = await chat(body, model);
   expectValid('CreateChatCompletionResponse', r);
   return r;
 }
 const sent = () => gemini.requests.at(-1)!;
-
-/** Streams through the SDK, validating every chunk against the OpenAI schema. */
-async function streamed(body: Record<string, unknown> = {}, model = 'flash') {
-  const stream = await t.client().chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'hi' }], ...body } as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
-  const chunks: OpenAI.Chat.ChatCompletionChunk[] = [];
-  for await (const chunk of stream) {
-    expectValid('CreateChatCompletionStreamResponse', chunk);
-    chunks.push(chunk);
-  }
-  const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
-  const finishes = chunks.flatMap((c) => c.choices.map((x) => x.finish_reason)).filter(Boolean);
-  return { chunks, text, finishes };
-}
-
-/** A raw streaming request (no SDK), to see the exact SSE and status the client gets. */
-const post = (model = 'flash') =>
-  fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'x' }] }) });
-const sseEvents = async (res: Response) => (await res.text()).split('\n\n').filter(Boolean);
-const streamBody = (chunks: Array<string | Buffer>, extra: Partial<ScriptedResponse> = {}): ScriptedResponse => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks, ...extra });
 const sse = (data: unknown) => `data: ${JSON.stringify(data)}\r\n\r\n`;
 /** A recorded request body without the empty `generationConfig` Google's SDKs always send. */
 function recorded(name: string): Record<string, any> {
@@ -232,7 +200,7 @@ describe('streams', () => {
   const wire = () => f('stream-wire-exact');
 
   it('the byte-exact CRLF capture, whole or cut inside its separators, gives the same chunks', async () => {
-    gemini.setHandler(() => streamBody([wire().body]));
+    gemini.setHandler(() => streamAnswer([wire().body]));
     const whole = await streamed({ stream_options: { include_usage: true } });
     expect(whole.text).toBe('The capital of France is Paris.\n');
     expect(whole.finishes).toEqual(['stop']);
@@ -244,7 +212,7 @@ describe('streams', () => {
     const text = wire().body.toString('utf8');
     const pieces = text.split(/(?<=\r)(?=\n)/);
     expect(pieces.length).toBeGreaterThan(6);
-    gemini.setHandler(() => streamBody(pieces, { gapMs: 5 }));
+    gemini.setHandler(() => streamAnswer(pieces, { gapMs: 5 }));
     const cut = await streamed({ stream_options: { include_usage: true } });
     expect(cut.chunks.map((c) => [c.choices, c.usage])).toEqual(whole.chunks.map((c) => [c.choices, c.usage]));
   });
@@ -252,7 +220,7 @@ describe('streams', () => {
   it('usage only when asked: no usage chunk without include_usage, the log line has it anyway', async () => {
     gemini.setHandler(() => replay(wire()));
     const res = await post();
-    const events = await sseEvents(res);
+    const events = await readSseEvents(res);
     expect(events.at(-1)).toBe('data: [DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice(6)));
     for (const c of chunks) expectValid('CreateChatCompletionStreamResponse', c);
@@ -292,7 +260,7 @@ describe('streams', () => {
   });
 
   it('a prompt blocked in a stream: one empty content_filter finish', async () => {
-    gemini.setHandler(() => streamBody([sse({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 }, modelVersion: 'gemini-2.0-flash', responseId: 'b2' })]));
+    gemini.setHandler(() => streamAnswer([sse({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 }, modelVersion: 'gemini-2.0-flash', responseId: 'b2' })]));
     const { chunks, finishes, text } = await streamed({ stream_options: { include_usage: true } });
     expect(finishes).toEqual(['content_filter']);
     expect(text).toBe('');
@@ -367,10 +335,10 @@ describe('errors', () => {
   });
 
   it('a stream cut after its first chunks: an in-stream upstream_error, then [DONE]', async () => {
-    gemini.setHandler(() => streamBody(splitStream(f('stream-basic')).slice(0, 2)));
+    gemini.setHandler(() => streamAnswer(splitStream(f('stream-basic')).slice(0, 2)));
     const res = await post();
     expect(res.status).toBe(200);
-    const events = await sseEvents(res);
+    const events = await readSseEvents(res);
     expect(JSON.parse(events[0].slice(6)).choices[0].delta).toEqual({ role: 'assistant', content: 'The' });
     const error = JSON.parse(events.at(-2)!.slice(6));
     expectValid('ErrorResponse', error);
@@ -383,14 +351,14 @@ describe('errors', () => {
 
   it('a stream that fails before its first chunk is retried, and is a proper HTTP error when it keeps failing', async () => {
     // An empty 200 stream, then an error event: nothing reached the client, so the core can retry.
-    gemini.setHandler((_r, i) => (i === 0 ? streamBody([]) : streamBody([sse({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } })])));
+    gemini.setHandler((_r, i) => (i === 0 ? streamAnswer([]) : streamAnswer([sse({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } })])));
     const res = await post();
     expect(res.status).toBe(503);
     const body = (await res.json()) as { error: { code: string; message: string } };
     expect(body.error).toMatchObject({ code: 'provider_unavailable', message: 'g: The model is overloaded. (g code: UNAVAILABLE)' });
     expect(gemini.requests).toHaveLength(2);
 
-    gemini.setHandler((_r, i) => (i === 0 ? streamBody([]) : replay(f('stream-basic'))));
+    gemini.setHandler((_r, i) => (i === 0 ? streamAnswer([]) : replay(f('stream-basic'))));
     const { finishes } = await streamed();
     expect(finishes).toEqual(['stop']);
   });

@@ -1,23 +1,17 @@
 /** The openai provider against fake OpenAI-compatible upstreams replaying recorded payloads. */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { loadFixture, replay, splitStream, startFakeUpstream, type FakeUpstream, type Handler } from '../helpers/fake-upstream.ts';
-import { configYaml, DEV_KEY, logLineFor, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { expectValid } from '../helpers/schema.ts';
+import { chatRequests, DEV_KEY, expectValid, fakeUpstream, loadFixture, logLineFor, replay, splitStream, useTestGateway, type Handler } from 'switchyard-gateway/kit/testing';
+import { configYaml, fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('openai', name);
+const f = (name: string) => loadFixture(fixturesOf('openai'), name);
 const UPSTREAM_KEY = 'sk-upstream-secret-abcdef123456';
 
-let primary: FakeUpstream;
-let backup: FakeUpstream;
-let t: TestGateway;
-
 const ok: Handler = () => replay(f('chat-basic'));
-
-beforeAll(async () => {
-  primary = await startFakeUpstream(ok);
-  backup = await startFakeUpstream(ok);
-  t = await startTestGateway(
+const primary = fakeUpstream(ok);
+const backup = fakeUpstream(ok);
+const t = useTestGateway(
+  () =>
     configYaml({
       providers: [
         `  primary: { plugin: openai, baseUrl: "${primary.url}/v1", apiKey: ${UPSTREAM_KEY}, headers: { OpenAI-Organization: org-test } }`,
@@ -30,22 +24,10 @@ beforeAll(async () => {
         '  unreachable: { retry: { attempts: 1 }, targets: [{ provider: down, model: x }, { provider: backup, model: llama-3.1-8b }] }',
       ].join('\n'),
     }),
-  );
-});
-afterEach(() => {
-  primary.setHandler(ok);
-  backup.setHandler(ok);
-  primary.reset();
-  backup.reset();
-});
-afterAll(async () => {
-  await t.close();
-  await primary.close();
-  await backup.close();
-});
+  { upstreams: [primary, backup] },
+);
 
-const ask = (extra: Partial<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming> = {}) =>
-  t.client().chat.completions.create({ model: 'gpt', messages: [{ role: 'user', content: 'What is the capital of France?' }], ...extra });
+const { chat: ask } = chatRequests(t, { model: 'gpt', content: 'What is the capital of France?' });
 
 describe('forwarding', () => {
   it('sends the client request with the target model, the upstream key and extra headers', async () => {

@@ -7,8 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Pool } from 'undici';
-import { DEV_KEY, logLineFor, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
+import { DEV_KEY, type FakeUpstream, logLineFor, startFakeUpstream, startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
 
 const KEYS = `keys: [{ name: dev, key: ${DEV_KEY} }]\n`;
 let t: TestGateway | undefined;

@@ -3,26 +3,20 @@
  * through the real gateway with the official SDK (its own retries off). Time and randomness are
  * injected, so waits are asserted exactly.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
-import { loadFixture, replay, splitStream, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
-import { configYaml, failureOf, DEV_KEY, logLineFor, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { FakeClock } from '../helpers/clock.ts';
-import { expectValid } from '../helpers/schema.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import type OpenAI from 'openai';
+import { DEV_KEY, expectValid, failureOf, FakeClock, fakeUpstream, loadFixture, logLineFor, replay, splitStream, useTestGateway } from 'switchyard-gateway/kit/testing';
+import { configYaml, fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('openai', name);
+const f = (name: string) => loadFixture(fixturesOf('openai'), name);
 const ok = () => replay(f('chat-basic'));
 const serverError = () => replay(f('error-500-server-error'));
 
-let a: FakeUpstream;
-let b: FakeUpstream;
-let t: TestGateway;
 const clock = new FakeClock(7);
-
-beforeAll(async () => {
-  a = await startFakeUpstream(ok);
-  b = await startFakeUpstream(ok);
-  t = await startTestGateway(
+const a = fakeUpstream(ok);
+const b = fakeUpstream(ok);
+const t = useTestGateway(
+  () =>
     configYaml({
       providers: `  a: { plugin: openai, baseUrl: "${a.url}/v1" }\n  b: { plugin: openai, baseUrl: "${b.url}/v1" }`,
       models: [
@@ -38,20 +32,10 @@ beforeAll(async () => {
         '  per-target: { retry: { attempts: 1 }, targets: [{ provider: a, model: m, retry: { attempts: 3, backoff: { initialMs: 10, maxMs: 10 } } }, { provider: b, model: m }] }',
       ].join('\n'),
     }),
-    { clock },
-  );
-});
+  { upstreams: [a, b], clock },
+);
 afterEach(() => {
-  a.setHandler(ok);
-  b.setHandler(ok);
-  a.reset();
-  b.reset();
   clock.sleeps.length = 0;
-});
-afterAll(async () => {
-  await t.close();
-  await a.close();
-  await b.close();
 });
 
 const ask = (model: string) => t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] }).withResponse();

@@ -1,22 +1,17 @@
 /** Routing strategies, cooldowns with half-open probes, and failure-specific fallbacks. */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadFixture, replay, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
-import { configYaml, failureOf, logLineFor, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { FakeClock } from '../helpers/clock.ts';
+import { describe, expect, it } from 'vitest';
+import { failureOf, FakeClock, fakeUpstream, loadFixture, logLineFor, replay, useTestGateway } from 'switchyard-gateway/kit/testing';
+import { configYaml, fixturesOf } from '../helpers/repo.ts';
 
-const f = (name: string) => loadFixture('openai', name);
+const f = (name: string) => loadFixture(fixturesOf('openai'), name);
 const ok = () => replay(f('chat-basic'));
 const serverError = () => replay(f('error-500-server-error'));
 
-let a: FakeUpstream;
-let b: FakeUpstream;
-let t: TestGateway;
 const clock = new FakeClock(2024);
-
-beforeAll(async () => {
-  a = await startFakeUpstream(ok);
-  b = await startFakeUpstream(ok);
-  t = await startTestGateway(
+const a = fakeUpstream(ok);
+const b = fakeUpstream(ok);
+const t = useTestGateway(
+  () =>
     configYaml({
       providers: `  a: { plugin: openai, baseUrl: "${a.url}/v1" }\n  b: { plugin: openai, baseUrl: "${b.url}/v1" }\n  mock: { plugin: mock }`,
       models: [
@@ -30,20 +25,8 @@ beforeAll(async () => {
         '  lenient: { targets: [{ provider: mock, model: lenient-1 }] }',
       ].join('\n'),
     }),
-    { clock },
-  );
-});
-afterEach(() => {
-  a.setHandler(ok);
-  b.setHandler(ok);
-  a.reset();
-  b.reset();
-});
-afterAll(async () => {
-  await t.close();
-  await a.close();
-  await b.close();
-});
+  { upstreams: [a, b], clock },
+);
 
 const ask = (model: string) => t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] }).withResponse();
 const providerOf = async (model: string) => (await ask(model)).response.headers.get('x-switchyard-provider');

@@ -1,16 +1,22 @@
 /**
- * The shared conformance battery. Every provider joins by declaring what it can do and how its
- * fake upstream answers; the battery drives the real gateway with the official openai SDK and
+ * The conformance battery every provider joins, built-in or not, by declaring what it can do and
+ * how its fake upstream answers. It drives the real gateway with the official openai SDK and
  * checks that the client cannot tell which provider served it (except by `model`).
  *
- *   runConformance({ name: 'anthropic', capabilities: {...}, provider: (url) => ({...}), scenarios: {...} })
+ * @example
+ * runConformance({
+ *   name: 'acme',
+ *   capabilities: { streaming: true, tools: false, streamUsage: false },
+ *   provider: (url) => ({ plugin: fileURLToPath(new URL('./index.ts', import.meta.url)), baseUrl: url, apiKey: CONFORMANCE_SECRET }),
+ *   model: 'acme-1',
+ *   scenarios: { text: { respond: () => replay(loadFixture(FIXTURES, 'chat')) }, textStream: { ... }, errors: { 400: () => ..., 401: () => ..., 429: () => ..., 500: () => ... } },
+ * });
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import YAML from 'yaml';
-import { startFakeUpstream, type FakeUpstream, type ScriptedResponse, type RecordedRequest } from '../helpers/fake-upstream.ts';
-import { DEV_KEY, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { expectValid } from '../helpers/schema.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedResponse } from './fake-upstream.ts';
+import { DEV_KEY, startTestGateway, type TestGateway } from './gateway.ts';
+import { expectValid } from './schema.ts';
 
 export interface ConformanceCapabilities {
   streaming: boolean;
@@ -19,7 +25,7 @@ export interface ConformanceCapabilities {
   streamUsage: boolean;
 }
 
-/** A scenario is what the fake upstream answers; `expect` adds provider-specific checks. */
+/** What the fake upstream answers in one battery case, and what the answer must then show. */
 export interface Scenario {
   respond: (req: RecordedRequest) => ScriptedResponse;
   /** Text the answer must contain (plain and streamed text scenarios). */
@@ -29,10 +35,13 @@ export interface Scenario {
 }
 
 export interface ProviderConformance {
-  /** Plugin id (also the provider name in the test config). */
+  /** The provider's name in the test config (error messages start with `<name>: `). */
   name: string;
   capabilities: ConformanceCapabilities;
-  /** The providers.<name> entry (a YAML-able object) pointing at the fake upstream. */
+  /**
+   * The providers.<name> entry pointing at the fake upstream (`url`), with CONFORMANCE_SECRET as
+   * its credential (no error may repeat it); a plugin given by path, absolute.
+   */
   provider: (upstreamUrl: string) => Record<string, unknown>;
   /** The target model id. */
   model: string;
@@ -51,6 +60,9 @@ export interface ProviderConformance {
   /** Battery cases this provider cannot run, with the reason (shown as skipped). */
   skip?: Partial<Record<'stream' | 'streamUsage' | 'tools' | 'toolsStream', string>>;
 }
+
+/** The upstream credential a provider under test is given; the battery checks no error repeats it. */
+export const CONFORMANCE_SECRET = 'test-upstream-secret';
 
 const TOOL = {
   type: 'function' as const,
@@ -71,7 +83,7 @@ export function runConformance(spec: ProviderConformance): void {
         providers: { [spec.name]: spec.provider(upstream.url) },
         models: { alias: { retry: { attempts: 1 }, targets: [{ provider: spec.name, model: spec.model }] } },
       };
-      t = await startTestGateway(YAML.stringify(config));
+      t = await startTestGateway(config);
     });
     afterAll(async () => {
       await t?.close();
@@ -182,7 +194,7 @@ export function runConformance(spec: ProviderConformance): void {
         expect(err!.code).toBe(code);
         expectValid('ErrorResponse', { error: err!.error });
         if (code !== 'upstream_auth_failed') expect(err!.message).toContain(`${spec.name}:`);
-        expect(err!.message).not.toContain('test-upstream-secret');
+        expect(err!.message).not.toContain(CONFORMANCE_SECRET);
         if (status === 429 && respond().headers?.['retry-after']) expect(err!.headers?.get('retry-after')).toBeTruthy();
       });
     }

@@ -1,6 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from './engine.ts';
+import { PERIODS, periodId } from './periods.ts';
+import { LUA_PRELUDE } from './redis-lua.ts';
 import { RedisStore } from './redis-store.ts';
 import { backendSuite, recordingLogger, T0 } from './testing/backend-suite.ts';
 import { startRedisServer, type RedisServer } from './testing/redis-server.ts';
@@ -27,6 +30,19 @@ async function pair(options: { leaseTtlMs?: number; renewEveryMs?: number } = {}
 backendSuite('redis', () => pair());
 
 describe('redis store', () => {
+  it('computes the same calendar period ids in Lua as in TypeScript (1970 to 2100, leap days, year ends)', async () => {
+    const redis = new Redis(server.url);
+    const edges = [0, Date.UTC(2000, 1, 29, 23, 59, 59, 999), Date.UTC(2000, 2, 1), Date.UTC(2024, 11, 31, 23, 59, 59, 999), Date.UTC(2025, 0, 1), Date.UTC(2026, 0, 4, 23, 59, 59, 999), Date.UTC(2026, 0, 5), Date.UTC(2100, 1, 28, 12)];
+    let seed = 1;
+    const samples = [...edges, ...Array.from({ length: 400 }, () => Math.floor(((seed = (seed * 16807) % 2147483647) / 2147483647) * Date.UTC(2100, 0, 1)))];
+    const args = samples.flatMap((ms) => PERIODS.map((p) => [p, ms] as const));
+    const lua = `${LUA_PRELUDE}\nlocal out = {}\nfor i = 2, #ARGV, 2 do out[#out + 1] = periodId(ARGV[i], tonumber(ARGV[i + 1])) end\nreturn out`;
+    const ids = (await redis.eval(lua, 0, 'unused:', ...args.flat())) as string[];
+    expect(ids).toEqual(args.map(([p, ms]) => periodId(p, ms)));
+    redis.disconnect();
+  });
+
+
   it('uses the Redis server clock when no time is passed', async () => {
     const { a, close } = await pair();
     const before = Date.now();

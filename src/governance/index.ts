@@ -1,0 +1,37 @@
+/**
+ * Governance: rate limits, concurrency, budgets and usage records for the keys, teams and
+ * targets of gateway.yaml, over one engine and two stores of identical semantics.
+ * The contract is types.ts; this opens the store the `state:` section asks for.
+ */
+import { createEngine, type EngineOptions } from './engine.ts';
+import { MemoryStore } from './memory-store.ts';
+import { RedisStore } from './redis-store.ts';
+import type { StateBackend } from './types.ts';
+
+export interface StateConfig {
+  backend: 'memory' | 'redis';
+  redis?: { url: string; prefix?: string };
+  /** memory: the SQLite file that keeps spend and usage across restarts; omitted: this process only. */
+  file?: string;
+}
+
+/** Opens the configured backend; a Redis that is down now does not fail this (it reconnects by itself). */
+export async function openStateBackend(config: StateConfig, options: EngineOptions): Promise<StateBackend> {
+  if (config.backend === 'redis') {
+    if (!config.redis?.url) throw new Error('state.redis.url is required with state.backend: redis');
+    const store = await RedisStore.open({ url: config.redis.url, prefix: config.redis.prefix, log: options.log });
+    return createEngine(store, options);
+  }
+  return createEngine(new MemoryStore({ path: config.file, now: options.now }), options);
+}
+
+export { createEngine, type EngineOptions } from './engine.ts';
+export { MemoryStore } from './memory-store.ts';
+export { RedisStore } from './redis-store.ts';
+export { costOf, reservationCost, tokenUsageOf } from './cost.ts';
+export { tokenEstimate, DEFAULT_MAX_TOKENS, type TokenEstimate } from './estimate.ts';
+export { rateLimitHeaders, formatReset } from './headers.ts';
+export { refusalAnswer, type RefusalAnswer } from './refusal-answer.ts';
+export { BUILT_IN_PRICES, extendPrices, findPrice, loadPriceFile, priceOf, type PriceEntry, type PriceTable } from './prices.ts';
+export { keyScopeName, requestScopes, scopeOf, targetScopeName, teamScopeName } from './scopes.ts';
+export * from './types.ts';

@@ -3,7 +3,7 @@
  * parameters the provider cannot honour are refused with a 400 naming them, or dropped (and
  * logged) when `dropUnsupportedParams` is set. Providers then translate only what they support.
  */
-import type { ChatCompletionRequest, ContentPart } from '../openai-types.ts';
+import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../openai-types.ts';
 import type { ProviderCall, ProviderCapabilities } from '../plugin-api.ts';
 import { checkSamplingExtras, unsupportedParam } from './params.ts';
 
@@ -25,14 +25,19 @@ export function applyCapabilities(call: ProviderCall, caps: ProviderCapabilities
     if (r.tool_choice != null && r.tool_choice !== 'none') refuse('tool_choice');
   }
   if (caps.responseFormat === false && r.response_format && r.response_format.type !== 'text') refuse('response_format', `of type "${r.response_format.type}" is not supported`);
+  let messages: ChatMessage[] | undefined;
   if (caps.images === false) {
     r.messages?.forEach((m, i) => {
-      if (Array.isArray(m.content) && m.content.some(isImage)) unsupportedParam(call, `messages[${i}].content`, '(an image part) is not supported');
+      if (!Array.isArray(m.content) || !m.content.some(isImage)) return;
+      unsupportedParam(call, `messages[${i}].content`, '(an image part) is not supported');
+      messages ??= [...r.messages];
+      messages[i] = { ...m, content: m.content.filter((part) => !isImage(part)) };
     });
   }
-  if (caps.samplingExtras === false) checkSamplingExtras(call);
-  if (!dropped.length) return r;
+  if (caps.samplingExtras === false) checkSamplingExtras(call, refuse);
+  if (!dropped.length && !messages) return r;
   const copy: ChatCompletionRequest = { ...r };
+  if (messages) copy.messages = messages;
   for (const p of dropped) delete copy[p];
   if (dropped.includes('tools')) delete copy.tool_choice;
   return copy;

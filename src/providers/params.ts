@@ -29,18 +29,18 @@ export function checkUnsupported(call: ProviderCall, params: readonly string[], 
  * penalties, a non-empty `logit_bias` and non-text `modalities` are unsupported; their no-op
  * values (`n: 1`, `logprobs: false`, `0`, `{}`, `["text"]`) pass.
  */
-export function checkSamplingExtras(call: ProviderCall): void {
+export function checkSamplingExtras(call: ProviderCall, refuse: (param: string, why?: string) => void = (param, why) => unsupportedParam(call, param, why)): void {
   const r = call.request;
-  if (typeof r.n === 'number' && r.n > 1) unsupportedParam(call, 'n', 'above 1 is not supported');
-  if (r.logprobs === true) unsupportedParam(call, 'logprobs');
-  if (typeof r.top_logprobs === 'number' && r.top_logprobs > 0) unsupportedParam(call, 'top_logprobs');
+  if (typeof r.n === 'number' && r.n > 1) refuse('n', 'above 1 is not supported');
+  if (r.logprobs === true) refuse('logprobs');
+  if (typeof r.top_logprobs === 'number' && r.top_logprobs > 0) refuse('top_logprobs');
   for (const p of ['presence_penalty', 'frequency_penalty'] as const) {
-    if (typeof r[p] === 'number' && r[p] !== 0) unsupportedParam(call, p);
+    if (typeof r[p] === 'number' && r[p] !== 0) refuse(p);
   }
   const bias = r.logit_bias;
-  if (bias && typeof bias === 'object' && Object.keys(bias).length) unsupportedParam(call, 'logit_bias');
+  if (bias && typeof bias === 'object' && Object.keys(bias).length) refuse('logit_bias');
   const modalities = r.modalities;
-  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) unsupportedParam(call, 'modalities', 'other than ["text"] are not supported');
+  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) refuse('modalities', 'other than ["text"] are not supported');
 }
 
 /** The function of `tools[index]`; any other kind of tool is unsupported (400, or dropped: undefined). */

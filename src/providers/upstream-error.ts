@@ -177,17 +177,16 @@ function clientParam(param: string | null | undefined, redact: (text: string) =>
   return redact(param) === param ? param : null;
 }
 
-/** `retry-after-ms` (OpenAI, Azure), else `retry-after` in seconds or as an HTTP date. */
+/** RFC 9110 delay-seconds (1*DIGIT); the `-ms` variant may carry a fraction. */
+const DELAY = /^\s*\d+(\.\d+)?\s*$/;
+
+/** `retry-after-ms` (OpenAI, Azure), else `retry-after` in seconds or as an HTTP date; empty or junk values are no wait at all. */
 export function parseRetryAfter(headers: Record<string, string | string[] | undefined>, now = Date.now()): number | undefined {
   const ms = first(headers['retry-after-ms']);
-  if (ms !== undefined) {
-    const n = Number(ms);
-    if (Number.isFinite(n) && n >= 0) return n;
-  }
+  if (ms !== undefined && DELAY.test(ms)) return Number(ms);
   const after = first(headers['retry-after']);
-  if (after === undefined) return undefined;
-  const seconds = Number(after);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  if (after === undefined || after.trim() === '') return undefined;
+  if (DELAY.test(after)) return Number(after) * 1000;
   const date = Date.parse(after);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

@@ -66,9 +66,13 @@ export function createEngine(store: ScopeStore, options: EngineOptions): StateBa
     try {
       await store.settle(settlement);
       return 'settled';
-    } catch {
-      queue.push(settlement);
-      return 'queued';
+    } catch (err) {
+      if (err instanceof StateUnavailableError) {
+        queue.push(settlement);
+        return 'queued';
+      }
+      options.log.error({ err: String(err), lease: settlement.id }, 'state backend rejected a settlement');
+      return 'failed';
     }
   }
 
@@ -95,13 +99,18 @@ export function createEngine(store: ScopeStore, options: EngineOptions): StateBa
         const violations = raw.violations.map((v) => refusalOf(v, scopes, tokens, costNano, raw.now));
         return { status: 'refused', refusal: chooseRefusal(violations), violations, quota };
       } catch (err) {
-        // The script may have run with its reply lost: give back, later, what it may have reserved
-        // (on a re-admission, only the scopes the request did not hold before).
-        const before = held.heldBy(id);
-        const fresh = scopes.map((s) => s.name).filter((name) => !before.has(name));
-        queue.push({ id, at: request.now ?? now(), reserved: true, final: before.size === 0, scopes: fresh, tokens: 0, costNano: 0, usage: NOTHING });
-        const reason = err instanceof StateUnavailableError ? err.message : `state backend failed: ${String(err)}`;
-        return { status: 'unavailable', lease: unreserved(), reason };
+        if (!(err instanceof StateUnavailableError)) {
+          options.log.error({ err: String(err) }, 'state backend failed an admission');
+          return { status: 'unavailable', lease: unreserved(), reason: `state backend failed: ${String(err)}` };
+        }
+        if (err.maybeApplied) {
+          // The script may have run with its reply lost: give back, later, what it may have reserved
+          // (on a re-admission, only the scopes the request did not hold before).
+          const before = held.heldBy(id);
+          const fresh = scopes.map((s) => s.name).filter((name) => !before.has(name));
+          queue.push({ id, at: request.now ?? now(), reserved: true, final: before.size === 0, scopes: fresh, tokens: 0, costNano: 0, usage: NOTHING });
+        }
+        return { status: 'unavailable', lease: unreserved(), reason: err.message };
       }
     },
 

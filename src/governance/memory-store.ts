@@ -7,7 +7,17 @@
 import { Ledger } from './ledger.ts';
 import { periodId } from './periods.ts';
 import { ScopeState } from './scope-state.ts';
+import { StateUnavailableError } from './types.ts';
 import type { RawAdmit, RawAdmitResult, RawFigures, RawRenew, RawScope, RawSettle, ScopeStore, UsageRow } from './store.ts';
+
+/** A failing state file (disk full, locked) is an outage of the store, as a lost Redis is. */
+function durably<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw new StateUnavailableError(`state file: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
 
 export interface MemoryStoreOptions {
   /** SQLite file for spend and usage; omit to keep them for this process only. */
@@ -49,7 +59,7 @@ export class MemoryStore implements ScopeStore {
   async admit(request: RawAdmit): Promise<RawAdmitResult> {
     const now = request.now ?? this.#now();
     this.#sweep(now);
-    const live = request.scopes.map((scope) => this.#refresh(scope, now));
+    const live = durably(() => request.scopes.map((scope) => this.#refresh(scope, now)));
     const violations = request.scopes.flatMap((scope, i) => live[i]!.state.check(i, scope, request.id, request.tokens, request.costNano, live[i]!.spent));
     const admitted = violations.length === 0;
     if (admitted) {
@@ -61,17 +71,23 @@ export class MemoryStore implements ScopeStore {
 
   async settle(settlement: RawSettle): Promise<void> {
     const { id, reserved, final, costNano } = settlement;
-    if (final && reserved && !this.#open.delete(id)) return;
-    this.#ledger.atomically(() => {
-      for (const name of settlement.scopes) {
-        const state = this.#scopes.get(name);
-        const hadLease = state?.endLease(id) ?? false;
-        state?.setTokens(id, settlement.tokens);
-        // A reserved lease that is gone expired and was charged its worst case already.
-        if (costNano !== null && (hadLease || !reserved)) this.#ledger.addSpend(name, settlement.at, costNano);
-      }
-      if (final && settlement.labels) this.#ledger.addUsage(settlement.at, settlement.labels, settlement.usage, costNano);
-    });
+    if (final && reserved && !this.#open.has(id)) return;
+    const states = settlement.scopes.map((name) => this.#scopes.get(name));
+    // The file first: if it fails, nothing changed and the settlement can be replayed whole.
+    durably(() =>
+      this.#ledger.atomically(() => {
+        settlement.scopes.forEach((name, i) => {
+          // A reserved lease that is gone expired and was charged its worst case already.
+          if (costNano !== null && (!reserved || states[i]?.holds(id))) this.#ledger.addSpend(name, settlement.at, costNano);
+        });
+        if (final && settlement.labels) this.#ledger.addUsage(settlement.at, settlement.labels, settlement.usage, costNano);
+      }),
+    );
+    if (final) this.#open.delete(id);
+    for (const state of states) {
+      state?.endLease(id);
+      state?.setTokens(id, settlement.tokens);
+    }
   }
 
   async renew(renewal: RawRenew): Promise<void> {
@@ -84,10 +100,8 @@ export class MemoryStore implements ScopeStore {
 
   async figures(scopes: RawScope[], at?: number): Promise<{ now: number; figures: RawFigures[] }> {
     const now = at ?? this.#now();
-    return { now, figures: scopes.map((scope) => {
-      const { state, spent } = this.#refresh(scope, now);
-      return state.figures(spent);
-    }) };
+    const live = durably(() => scopes.map((scope) => this.#refresh(scope, now)));
+    return { now, figures: live.map(({ state, spent }) => state.figures(spent)) };
   }
 
   async usageRows(fromDay: string, toDay: string): Promise<UsageRow[]> {

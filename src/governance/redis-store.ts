@@ -41,6 +41,10 @@ const OPEN_REQUEST_TTL_MS = 86_400_000;
 /** Reconnect after 100 ms, doubling to at most 2 s, forever: the store comes back by itself. */
 const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** Math.min(attempt, 6), 2_000);
 
+/** Replies that mean "not now" (memory full, a slow script, loading, a replica after failover). */
+const TRANSIENT_REPLY = /^(OOM|BUSY|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|NOREPLICAS)\b/;
+const isReplyError = (err: unknown): err is Error => err instanceof Error && err.name === 'ReplyError';
+
 const FIGURES = 7;
 const VIOLATION = 6;
 
@@ -83,12 +87,14 @@ export class RedisStore implements ScopeStore {
   }
 
   async #run<T>(command: () => Promise<T>): Promise<T> {
-    if (this.#redis.status !== 'ready') throw new StateUnavailableError(`redis is ${this.#redis.status}`);
+    if (this.#redis.status !== 'ready') throw new StateUnavailableError(`redis is ${this.#redis.status}`, { maybeApplied: false });
     try {
       const result = await command();
       this.#availability.markUp();
       return result;
     } catch (err) {
+      // Redis answered with an error that is not about its state: a script bug, not an outage.
+      if (isReplyError(err) && !TRANSIENT_REPLY.test(err.message)) throw err;
       this.#availability.markDown(err);
       throw new StateUnavailableError(`redis: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }

@@ -4,7 +4,7 @@
  * bound the oldest is dropped, and that is logged once per outage.
  */
 import type { RawSettle, ScopeStore } from './store.ts';
-import type { GovernanceLogger } from './types.ts';
+import { StateUnavailableError, type GovernanceLogger } from './types.ts';
 
 export interface SettleQueueOptions {
   max: number;
@@ -48,8 +48,10 @@ export class SettleQueue {
     while (this.#pending.length > 0) {
       try {
         await this.#store.settle(this.#pending[0]!);
-      } catch {
-        return;
+      } catch (err) {
+        if (err instanceof StateUnavailableError) return;
+        // Rejected, not unreachable: retrying would block everything behind it.
+        this.#options.log.error({ err: String(err), lease: this.#pending[0]!.id }, 'state backend rejected a queued settlement');
       }
       this.#pending.shift();
     }

@@ -138,8 +138,11 @@ export interface Settlement {
   now?: number;
 }
 
-/** `queued`: the store was unavailable; the settlement is kept and replayed when it is back. */
-export type SettleOutcome = 'settled' | 'queued';
+/**
+ * `queued`: the store was unavailable; the settlement is kept and replayed when it is back.
+ * `failed`: the store rejected it (a bug, logged); it is not retried.
+ */
+export type SettleOutcome = 'settled' | 'queued' | 'failed';
 
 /** Modelled on OpenAI's organization usage API: unix seconds, daily buckets. */
 export interface UsageQuery {
@@ -219,10 +222,14 @@ export interface GovernanceLogger {
   error(obj: object, msg: string): void;
 }
 
+/** The store cannot answer now (down, timed out, out of memory); trying again later may work. */
 export class StateUnavailableError extends Error {
   readonly code = 'state_unavailable';
-  constructor(message: string, options?: ErrorOptions) {
+  /** False when the command never left (not connected): nothing it would have done was done. */
+  readonly maybeApplied: boolean;
+  constructor(message: string, options?: ErrorOptions & { maybeApplied?: boolean }) {
     super(message, options);
     this.name = 'StateUnavailableError';
+    this.maybeApplied = options?.maybeApplied ?? true;
   }
 }

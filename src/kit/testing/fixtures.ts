@@ -47,15 +47,7 @@ export function readFixtureFile(dir: FixtureFolder, file: string): Buffer {
 export function loadFixture(dir: FixtureFolder, name: string): Fixture {
   const folder = dir instanceof URL ? fileURLToPath(dir) : dir;
   if (!existsSync(path.join(folder, `${name}.meta.json`))) {
-    const known = existsSync(folder)
-      ? [
-          ...new Set(
-            readdirSync(folder)
-              .filter((f) => f.endsWith('.meta.json'))
-              .map((f) => f.slice(0, -'.meta.json'.length)),
-          ),
-        ]
-      : [];
+    const known = casesIn(folder);
     throw new Error(`fixture "${name}" not found: ${path.join(folder, `${name}.meta.json`)} does not exist${known.length ? ` (the folder has: ${known.join(', ')})` : ''}`);
   }
   const meta = JSON.parse(readFixtureFile(folder, `${name}.meta.json`).toString('utf8')) as { status: number; headers?: Record<string, string> };
@@ -64,6 +56,14 @@ export function loadFixture(dir: FixtureFolder, name: string): Fixture {
   if (!kind) throw new Error(`fixture "${name}" in ${folder} has no body file (${name}.json, .sse or .bin)`);
   const body = readFixtureFile(folder, `${name}.${kind}`);
   return { status: meta.status, headers: meta.headers ?? {}, body, json: kind === 'json' ? JSON.parse(body.toString('utf8')) : undefined, request, kind };
+}
+
+/** The case names in a fixtures folder, to show when a name is mistyped. */
+function casesIn(folder: string): string[] {
+  if (!existsSync(folder)) return [];
+  return readdirSync(folder)
+    .filter((f) => f.endsWith('.meta.json'))
+    .map((f) => f.slice(0, -'.meta.json'.length));
 }
 
 /** The fixture as a scripted response: status, headers and the body bytes unchanged. */

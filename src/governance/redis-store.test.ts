@@ -64,15 +64,16 @@ describe('redis store', () => {
   });
 
   it('renews leases in real time, and a dead instance\'s slot comes back after the lease expires', async () => {
-    const { a, b, close } = await pair({ leaseTtlMs: 400, renewEveryMs: 100 });
+    const { a, b, close } = await pair({ leaseTtlMs: 1_000, renewEveryMs: 200 });
     const scopes: Scope[] = [{ name: 'key:lease', limits: { concurrency: 1 } }];
     const held = await a.admit({ scopes, tokens: 1, costUsd: 0 });
     expect(held.status).toBe('admitted');
-    await sleep(900);
+    // Several lease lifetimes: only the renewals keep it.
+    await sleep(2_500);
     expect((await b.admit({ scopes, tokens: 1, costUsd: 0 })).status).toBe('refused');
     // a "dies": it stops renewing without settling.
     await a.close();
-    await sleep(600);
+    await sleep(1_200);
     expect((await b.admit({ scopes, tokens: 1, costUsd: 0 })).status).toBe('admitted');
     await close().catch(() => undefined);
   });

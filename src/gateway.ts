@@ -20,6 +20,7 @@ import { SOURCE_FILE } from './plugins/load.ts';
 import { GatewayError } from './errors.ts';
 import type { Attempt } from './pipeline/attempt.ts';
 import type { RequestContext } from './plugin-api.ts';
+import { combineObservers, type GatewayObserver } from './pipeline/observer.ts';
 
 export interface GatewayOptions {
   /** Path to gateway.yaml. */
@@ -35,6 +36,8 @@ export interface GatewayOptions {
   watch?: boolean;
   /** Debounce for file changes, in ms (default 100). */
   watchDebounceMs?: number;
+  /** Instruments that see every request (metrics, traces). */
+  observers?: GatewayObserver[];
 }
 
 export interface ReloadOutcome {
@@ -57,6 +60,7 @@ export class Gateway {
   lastReload: ReloadOutcome | undefined;
   #runtime: Runtime;
   readonly #options: GatewayOptions;
+  readonly #observer: GatewayObserver;
   #watcher: Watcher | undefined;
   #reloading: Promise<ReloadOutcome> = Promise.resolve(undefined as never);
   /** Generations replaced by a reload whose requests have not all finished yet. */
@@ -66,8 +70,9 @@ export class Gateway {
   /** Connections that have not sent a request yet: Node's close() does not count them idle. */
   readonly #fresh = new Set<Socket>();
 
-  private constructor(runtime: Runtime, log: Logger, options: GatewayOptions) {
+  private constructor(runtime: Runtime, log: Logger, options: GatewayOptions, observer: GatewayObserver) {
     this.#runtime = runtime;
+    this.#observer = observer;
     this.log = log;
     this.#options = options;
     this.app = buildApp({
@@ -75,6 +80,7 @@ export class Gateway {
       onRequestStart: (ctx) => this.#live.add(ctx),
       onRequestDone: (r, ctx) => this.#requestDone(r, ctx),
       log,
+      observer,
       bodyLimit: runtime.bodyLimit,
       headersTimeoutMs: runtime.config.server.headersTimeoutMs,
       requestTimeoutMs: runtime.config.server.requestTimeoutMs,
@@ -96,8 +102,9 @@ export class Gateway {
   static async start(options: GatewayOptions): Promise<Gateway> {
     const parsed = await parseConfigFile(options.config, options.env);
     const log = options.logger ?? createLogger(parsed.config?.log ?? { level: 'info', format: 'auto' });
-    const runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock });
-    const gateway = new Gateway(runtime, log, options);
+    const observer = combineObservers(options.observers ?? [], (err) => log.warn({ err }, 'an observer failed'));
+    const runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer });
+    const gateway = new Gateway(runtime, log, options, observer);
     for (const w of runtime.warnings) log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
     const host = options.host ?? runtime.config.server.host;
     const port = options.port ?? runtime.config.server.port;
@@ -126,7 +133,7 @@ export class Gateway {
     let next: Runtime;
     try {
       const parsed = await parseConfigFile(this.#options.config, this.#options.env);
-      next = await buildRuntime(parsed, { generation: current.generation + 1, log: this.log, env: this.#options.env, clock: this.#options.clock, previous: current });
+      next = await buildRuntime(parsed, { generation: current.generation + 1, log: this.log, env: this.#options.env, clock: this.#options.clock, previous: current, observer: this.#observer });
     } catch (err) {
       const errors = err instanceof ConfigError ? err.issues.filter((i) => i.severity === 'error').map(formatIssue) : [String((err as Error)?.message ?? err)];
       this.lastReload = { ok: false, generation: current.generation, at, trigger, errors };

@@ -121,6 +121,8 @@ export interface ProviderCall {
   readonly dropUnsupportedParams: boolean;
   /** Connect, first-byte and idle-gap limits for this attempt (HTTP providers apply them). */
   readonly timeouts: Timeouts;
+  /** Headers the gateway adds to the upstream request (W3C trace context); HTTP providers send them. */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
   /** Largest non-streamed answer accepted, in bytes (`server.upstreamBodyLimit`); past it the attempt fails. */
   readonly maxResponseBytes: number;
 }
@@ -186,6 +188,8 @@ export function defineProvider<Options>(plugin: ProviderPlugin<Options>): Provid
 
 export interface KeyIdentity {
   name: string;
+  /** The key's team in gateway.yaml, if any. */
+  team?: string;
   /** May this key use the model alias? */
   allows(model: string): boolean;
 }
@@ -307,6 +311,19 @@ export interface RequestContext {
   streamError?: GatewayError;
   /** Extra headers for the client's response. */
   readonly responseHeaders: Record<string, string>;
+  /** Where the time went, in ms since `startedAt`'s clock. */
+  readonly timing: RequestTiming;
+  /** USD for this request's tokens at its target's price; null when the price is unknown. */
+  costUsd?: number | null;
+  /** The trace this request belongs to (W3C trace id), when tracing is on. */
+  traceId?: string;
+}
+
+export interface RequestTiming {
+  /** Time spent waiting for upstreams (until their headers, and between stream events), all attempts. */
+  upstreamMs: number;
+  /** Streams: from arrival until the first chunk was written to the client. */
+  firstChunkMs?: number;
 }
 
 export type Next = () => Promise<void>;

@@ -7,7 +7,8 @@
  */
 import { GatewayError } from '../errors.ts';
 import type { ChatCompletionChunk } from '../openai-types.ts';
-import type { AttemptRecord, AttemptView, GatewayResponse, NativeResponse, ProviderCall, RequestContext, RouteTarget, Timeouts } from '../plugin-api.ts';
+import type { AttemptRecord, AttemptView, GatewayResponse, NativeResponse, ProviderCall, RequestContext, RouteTarget, RuntimeView, Timeouts } from '../plugin-api.ts';
+import type { GatewayObserver } from './observer.ts';
 import { applyCapabilities } from '../providers/capabilities.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { normalizeChunk, normalizeCompletion } from '../protocol/normalize.ts';
@@ -24,12 +25,24 @@ export function unavailableError(target: RouteTarget): GatewayError {
   });
 }
 
-/** What an attempt needs of its config generation. */
+/** What an attempt needs of its config generation and of the gateway. */
 export interface AttemptEnv {
   /** Scrubs configured secrets from what the attempt log records. */
   redact(text: string): string;
   /** Largest non-streamed upstream answer, in bytes. */
   readonly upstreamBodyLimit: number;
+  readonly observer?: GatewayObserver;
+}
+
+const envs = new WeakMap<RuntimeView, AttemptEnv>();
+
+/** The runtime builder registers its generation's attempt environment; `retry` looks it up. */
+export function registerAttemptEnv(runtime: RuntimeView, env: AttemptEnv): void {
+  envs.set(runtime, env);
+}
+
+export function attemptEnvOf(runtime: RuntimeView): AttemptEnv {
+  return envs.get(runtime) ?? runtime;
 }
 
 type Phase = 'running' | 'succeeded' | 'failed';
@@ -54,6 +67,7 @@ export class Attempt implements AttemptView {
   #phase: Phase = 'running';
   #closed = false;
   #ready: Promise<GatewayResponse> | undefined;
+  readonly #traceHeaders: Record<string, string> | undefined;
 
   constructor(ctx: RequestContext, target: RouteTarget, timeouts: Timeouts, env: AttemptEnv) {
     this.#ctx = ctx;
@@ -67,6 +81,7 @@ export class Attempt implements AttemptView {
     ctx.signal.addEventListener('abort', this.#onClientGone, { once: true });
     target.state.inFlight++;
     ctx.attempt = this;
+    this.#traceHeaders = env.observer?.attemptStarted?.(ctx, this);
   }
 
   get signal(): AbortSignal {
@@ -88,11 +103,17 @@ export class Attempt implements AttemptView {
       log: ctx.log,
       dropUnsupportedParams: target.dropUnsupportedParams,
       timeouts: this.timeouts,
+      traceHeaders: this.#traceHeaders,
       maxResponseBytes: this.#env.upstreamBodyLimit,
     };
     call.request = applyCapabilities(call, target.capabilities);
     this.call = call;
-    this.native = await target.instance.send(call);
+    const waiting = performance.now();
+    try {
+      this.native = await target.instance.send(call);
+    } finally {
+      ctx.timing.upstreamMs += performance.now() - waiting;
+    }
   }
 
   /**
@@ -136,10 +157,16 @@ export class Attempt implements AttemptView {
       this.#idled = true;
       this.#controller.abort(new AttemptTimeout());
     }, idleMs);
+    const timing = this.#ctx.timing;
+    const it = events[Symbol.asyncIterator]();
     try {
-      for await (const event of events) {
+      for (;;) {
+        const waiting = performance.now();
+        const next = await it.next();
+        timing.upstreamMs += performance.now() - waiting;
+        if (next.done) return;
         idle.refresh();
-        yield event;
+        yield next.value;
       }
     } catch (err) {
       if (this.#interruption) throw this.#interruption;
@@ -147,6 +174,7 @@ export class Attempt implements AttemptView {
       throw err;
     } finally {
       clearTimeout(idle);
+      await it.return?.();
     }
   }
 
@@ -178,7 +206,9 @@ export class Attempt implements AttemptView {
     if (this.#phase === 'running') {
       this.#phase = 'failed';
       const status = failure instanceof UpstreamError ? failure.status : 0;
-      this.#ctx.attempts.push({ ...this.#record(status, 'error'), error: this.#env.redact(String((failure as Error)?.message ?? failure)) });
+      const record = { ...this.#record(status, 'error'), error: this.#env.redact(String((failure as Error)?.message ?? failure)) };
+      this.#ctx.attempts.push(record);
+      this.#env.observer?.attemptEnded?.(this.#ctx, this, record);
       this.close();
     }
     return failure;
@@ -201,6 +231,7 @@ export class Attempt implements AttemptView {
     const record = this.#record(200, 'ok');
     this.target.state.recordSuccess(record.durationMs);
     this.#ctx.attempts.push(record);
+    this.#env.observer?.attemptEnded?.(this.#ctx, this, record);
     if (this.response?.kind !== 'stream') this.close();
   }
 

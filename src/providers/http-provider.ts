@@ -122,6 +122,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     const path = this.#basePath + spec.path;
     const body = spec.body === undefined ? '' : serialise(spec.body);
     let headers = spec.headers ? { ...this.#headers, ...lowerKeys(spec.headers) } : this.#headers;
+    if (call.traceHeaders) headers = { ...headers, ...call.traceHeaders };
     if (call.stream) headers = { ...headers, accept: 'text/event-stream' };
     const method = spec.method ?? 'POST';
     if (this.#spec.signRequest) {

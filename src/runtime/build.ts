@@ -12,6 +12,8 @@ import type { LocalModuleCache } from '../plugins/load.ts';
 import { createProviders, releaseProviders, type ProviderHandle } from './providers.ts';
 import { compose, composeOnResponse } from '../pipeline/compose.ts';
 import { dispatcher } from '../pipeline/dispatch.ts';
+import { registerAttemptEnv, type AttemptEnv } from '../pipeline/attempt.ts';
+import type { GatewayObserver } from '../pipeline/observer.ts';
 import type { KeyIdentity, ProviderPlugin, RequestContext, RuntimeView, StageInstance, StagePlugin } from '../plugin-api.ts';
 import { buildKeyIndex, sha256Hex } from './keys.ts';
 import { makeRedactor } from './redact.ts';
@@ -51,6 +53,8 @@ export interface Runtime extends RuntimeView {
 
 export interface BuildOptions {
   generation: number;
+  /** The gateway's instruments (metrics, traces): they outlive generations. */
+  observer?: GatewayObserver;
   log: Logger;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
@@ -93,6 +97,8 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     redact,
     upstreamBodyLimit: parseSize(config.server.upstreamBodyLimit),
   };
+  const attemptEnv: AttemptEnv = { redact, upstreamBodyLimit: view.upstreamBodyLimit, observer: options.observer };
+  registerAttemptEnv(view, attemptEnv);
   const stages = await createStages(config.pipeline, plugins.stages as StagePlugin[], { log, configDir, clock: options.clock ?? systemClock, runtime: view }, source);
   if (source.hasErrors) {
     await closeProviders();
@@ -114,7 +120,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     modules,
     changedPluginFiles: [...changed],
     lifecycle: { inFlight: 0 },
-    run: compose(stages, dispatcher(view)),
+    run: compose(stages, dispatcher(attemptEnv)),
     finish: composeOnResponse(stages),
     close: closeProviders,
   });

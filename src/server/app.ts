@@ -67,7 +67,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
       const ctx: RequestContext = createContext(request.id, request.raw, reply.raw, undefined, log);
       ctx.status = error.status;
       ctx.error = error;
-      void getRuntime().finish(ctx);
+      options.observer.requestStarted?.(ctx);
+      void getRuntime().finish(ctx).then(() => options.observer.requestEnded?.(ctx));
     }
     reply.code(error.status).headers({ 'x-request-id': request.id, ...error.headers }).send(error.toJSON());
   });

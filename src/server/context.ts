@@ -27,5 +27,6 @@ export function createContext(id: string, req: IncomingMessage, res: ServerRespo
     log,
     attempts: [],
     responseHeaders: {},
+    timing: { upstreamMs: 0 },
   };
 }

@@ -46,6 +46,7 @@ export async function sendStream(res: ServerResponse, ctx: RequestContext, chunk
   ctx.status = 200;
   res.writeHead(200, { ...responseHeaders(ctx), ...SSE_HEADERS });
   res.socket?.setNoDelay(true);
+  ctx.timing.firstChunkMs = performance.now() - ctx.startedAt;
   try {
     for await (const chunk of chunks) {
       if (!wantsUsage && 'usage' in chunk) {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Runtime } from '../runtime/build.ts';
 import type { RequestContext } from '../plugin-api.ts';
+import type { GatewayObserver } from '../pipeline/observer.ts';
 
 /** What the route modules need from the gateway. */
 export interface ServerDeps {
@@ -12,6 +13,8 @@ export interface ServerDeps {
   /** A chat request that ran on `runtime` has finished (for draining old generations). */
   onRequestDone?(runtime: Runtime, ctx: RequestContext): void;
   log: Logger;
+  /** The gateway's instruments; every request is reported to them. */
+  observer: GatewayObserver;
   /** Extra readiness details (e.g. the last reload's outcome). */
   readiness?(): Record<string, unknown>;
 }

@@ -8,7 +8,7 @@
 import { defineStage, type AttemptRecord, type Clock, type RequestContext, type RouteTarget, type RuntimeView, type Timeouts } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
-import { Attempt, unavailableError } from '../pipeline/attempt.ts';
+import { Attempt, attemptEnvOf, unavailableError } from '../pipeline/attempt.ts';
 import { orderTargets } from '../routing/order.ts';
 import { backoffDelay, isRetryable } from '../routing/policy.ts';
 
@@ -27,6 +27,7 @@ export default defineStage({
 
 async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock: Clock, runtime: RuntimeView): Promise<void> {
   const route = ctx.route!;
+  const env = attemptEnvOf(runtime);
   const started = clock.now();
   const deadline = route.retry.budgetMs === undefined ? Infinity : started + route.retry.budgetMs;
   const random = () => clock.random();
@@ -57,7 +58,7 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
         if (admission === 'probe') target.state.releaseProbe();
         throw last ?? new GatewayError('timeout', `no attempt could start within the retry budget of ${route.retry.budgetMs} ms`);
       }
-      const attempt = new Attempt(ctx, target, capTimeouts(target.timeouts, remaining), runtime);
+      const attempt = new Attempt(ctx, target, capTimeouts(target.timeouts, remaining), env);
       try {
         await next();
         await attempt.complete();

@@ -22,7 +22,7 @@ export const chatRoutes: RouteModule = {
   },
 };
 
-function chat({ getRuntime, onRequestStart, onRequestDone, log }: ServerDeps) {
+function chat({ getRuntime, onRequestStart, onRequestDone, log, observer }: ServerDeps) {
   return async function chat(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.hijack();
     const runtime = getRuntime();
@@ -30,6 +30,7 @@ function chat({ getRuntime, onRequestStart, onRequestDone, log }: ServerDeps) {
     const res = reply.raw;
     const ctx = createContext(request.id, request.raw, res, request.body, log);
     onRequestStart?.(ctx);
+    observer.requestStarted?.(ctx);
     const toClientError = (err: unknown): GatewayError => (err instanceof UpstreamError ? err.toClientError(runtime.redact) : toGatewayError(err));
     try {
       const deep = tooDeep(request.body);
@@ -56,7 +57,7 @@ function chat({ getRuntime, onRequestStart, onRequestDone, log }: ServerDeps) {
       (ctx.attempt as Attempt | undefined)?.close();
       runtime.lifecycle.inFlight--;
       onRequestDone?.(runtime, ctx);
-      void runtime.finish(ctx);
+      void runtime.finish(ctx).then(() => observer.requestEnded?.(ctx));
     }
   };
 }

@@ -55,6 +55,7 @@ export interface Price {
   input: number;
   output: number;
   cachedInput?: number;
+  cacheWrite?: number;
 }
 
 // ---------------------------------------------------------------- upstream failures

@@ -23,6 +23,7 @@ export interface TargetConfig {
   model: string;
   weight: number;
   price?: Price;
+  limits?: RateLimits;
   retry?: RetryConfig;
   timeout?: TimeoutConfig;
 }
@@ -38,11 +39,64 @@ export interface ModelConfig {
   targets: TargetConfig[];
 }
 
+export interface RateLimits {
+  rpm?: number;
+  tpm?: number;
+  concurrency?: number;
+}
+
+export interface BudgetConfig {
+  usd: number;
+  period: 'daily' | 'weekly' | 'monthly' | 'total';
+}
+
 export interface KeyConfig {
   name: string;
   key?: string;
   keyHash?: string;
   models: string[];
+  team?: string;
+  limits?: RateLimits;
+  budget?: BudgetConfig;
+  expiresAt?: string;
+  metadata?: Record<string, string>;
+}
+
+export interface TeamConfig {
+  limits?: RateLimits;
+  budget?: BudgetConfig;
+  metadata?: Record<string, string>;
+}
+
+export interface StateConfig {
+  backend: 'memory' | 'redis';
+  redis?: { url: string; prefix: string };
+  onUnavailable: 'closed' | 'open';
+  file: string;
+  prices?: string;
+}
+
+export interface MetricsConfig {
+  enabled: boolean;
+  path: string;
+  port?: number;
+  auth: boolean;
+}
+
+export interface TracingConfig {
+  enabled: boolean;
+  endpoint?: string;
+  protocol: 'http/protobuf' | 'http/json';
+  headers?: Record<string, string>;
+  serviceName: string;
+  sampleRatio: number;
+  captureContent: boolean;
+}
+
+export interface AdminKeyConfig {
+  name: string;
+  key?: string;
+  keyHash?: string;
 }
 
 export interface ProviderConfig {
@@ -65,6 +119,12 @@ export interface GatewayConfig {
   };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; format: 'auto' | 'json' | 'pretty' };
   keys: KeyConfig[];
+  teams: Record<string, TeamConfig>;
+  state: StateConfig;
+  admin: { keys: AdminKeyConfig[] };
+  metrics: MetricsConfig;
+  /** Absent: tracing off unless OTEL_EXPORTER_OTLP_* is set. */
+  tracing?: TracingConfig;
   providers: Record<string, ProviderConfig>;
   models: Record<string, ModelConfig>;
   pipeline: StageRef[];

@@ -23,6 +23,11 @@ describe('documentation', () => {
       log: props.log.properties,
       keys: props.keys.items.properties,
       models: props.models.additionalProperties.properties,
+      teams: props.teams.additionalProperties.properties,
+      state: props.state.properties,
+      admin: props.admin.properties,
+      metrics: props.metrics.properties,
+      tracing: props.tracing.properties,
     };
     for (const [section, fields] of Object.entries(sections)) {
       expect(reference).toContain(`## \`${section}\``);

@@ -25,5 +25,5 @@ try {
   process.exit(1);
 }
 const env = { ...process.env };
-if (node !== process.execPath) env.PATH = `${dirname(node)}${delimiter}${env.PATH ?? ''}`;
+if (node !== process.execPath) env.PATH = `${dirname(node)}${delimiter}${env.PATH || ''}`;
 runChild(command, args, env);

@@ -28,11 +28,13 @@ export const ERROR_CATALOGUE = {
   headers_too_large: { status: 431, type: 'invalid_request_error', summary: 'The request headers are larger than the server accepts; the connection is closed.' },
   request_too_large: { status: 413, type: 'invalid_request_error', summary: 'The body is larger than `server.bodyLimit`.' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', summary: 'The body is not `application/json`.' },
-  rate_limit_exceeded: { status: 429, type: 'rate_limit_error', summary: 'Every target was rate limited; `Retry-After` says when to come back.' },
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error', summary: "Over a key's, team's or provider's limit (`type` `requests` or `tokens`, as OpenAI says), or every target was rate limited upstream; `Retry-After` says when to come back." },
+  insufficient_quota: { status: 429, type: 'insufficient_quota', summary: "The key's or team's budget for the period is spent; `x-should-retry: false`." },
   internal_error: { status: 500, type: 'server_error', summary: 'A bug in the gateway or a plugin; the log line has the details.' },
   upstream_error: { status: 502, type: 'upstream_error', summary: 'The provider failed (5xx, reset connection, malformed answer) on every attempt.' },
   upstream_auth_failed: { status: 502, type: 'upstream_error', summary: "The provider refused the gateway's own credentials: a configuration problem, not the client's." },
   upstream_model_not_found: { status: 502, type: 'upstream_error', summary: 'The provider does not know the model a target names: a configuration problem.' },
+  limits_unavailable: { status: 503, type: 'service_unavailable_error', summary: "The shared state backend (Redis) cannot be reached and `state.onUnavailable` is `closed`: keys with limits or budgets wait until it is back." },
   provider_unavailable: { status: 503, type: 'service_unavailable_error', summary: 'Every target of the alias is unavailable (e.g. its provider key is not set) or overloaded.' },
   shutting_down: { status: 503, type: 'service_unavailable_error', summary: 'The gateway is shutting down and its grace period (`server.shutdownGraceMs`) ended; sent inside a stream that was still running.' },
   timeout: { status: 504, type: 'timeout_error', summary: 'The provider did not answer in time on any attempt.' },
@@ -53,13 +55,14 @@ export class GatewayError extends Error {
   /** Extra response headers, e.g. Retry-After. */
   readonly headers?: Record<string, string>;
 
-  constructor(code: ErrorCode, message: string, opts: { param?: string | null; headers?: Record<string, string>; cause?: unknown } = {}) {
+  /** `type` overrides the catalogue's where OpenAI itself varies it (rate limits: `requests` or `tokens`). */
+  constructor(code: ErrorCode, message: string, opts: { param?: string | null; headers?: Record<string, string>; cause?: unknown; type?: string } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     const entry: CatalogueEntry = ERROR_CATALOGUE[code];
     this.name = 'GatewayError';
     this.code = code;
     this.status = entry.status;
-    this.type = entry.type;
+    this.type = opts.type ?? entry.type;
     this.param = opts.param ?? null;
     this.headers = opts.headers;
   }

@@ -21,6 +21,9 @@ import { GatewayError } from './errors.ts';
 import type { Attempt } from './pipeline/attempt.ts';
 import type { RequestContext } from './plugin-api.ts';
 import { combineObservers, type GatewayObserver } from './pipeline/observer.ts';
+import { openStateBackend, type StateBackend } from './governance/index.ts';
+import type { GatewayConfig } from './config/types.ts';
+import path from 'node:path';
 
 export interface GatewayOptions {
   /** Path to gateway.yaml. */
@@ -61,6 +64,8 @@ export class Gateway {
   #runtime: Runtime;
   readonly #options: GatewayOptions;
   readonly #observer: GatewayObserver;
+  /** Limits, budgets and spend, shared by every generation (and, with Redis, every instance). */
+  readonly state: StateBackend | undefined;
   #watcher: Watcher | undefined;
   #reloading: Promise<ReloadOutcome> = Promise.resolve(undefined as never);
   /** Generations replaced by a reload whose requests have not all finished yet. */
@@ -70,9 +75,10 @@ export class Gateway {
   /** Connections that have not sent a request yet: Node's close() does not count them idle. */
   readonly #fresh = new Set<Socket>();
 
-  private constructor(runtime: Runtime, log: Logger, options: GatewayOptions, observer: GatewayObserver) {
+  private constructor(runtime: Runtime, log: Logger, options: GatewayOptions, observer: GatewayObserver, state: StateBackend | undefined) {
     this.#runtime = runtime;
     this.#observer = observer;
+    this.state = state;
     this.log = log;
     this.#options = options;
     this.app = buildApp({
@@ -103,8 +109,16 @@ export class Gateway {
     const parsed = await parseConfigFile(options.config, options.env);
     const log = options.logger ?? createLogger(parsed.config?.log ?? { level: 'info', format: 'auto' });
     const observer = combineObservers(options.observers ?? [], (err) => log.warn({ err }, 'an observer failed'));
-    const runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer });
-    const gateway = new Gateway(runtime, log, options, observer);
+    // Live counters outlive config generations: opened once, from the first config's `state:`.
+    const state = parsed.config ? await openState(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
+    let runtime: Runtime;
+    try {
+      runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer, state });
+    } catch (err) {
+      await state?.close();
+      throw err;
+    }
+    const gateway = new Gateway(runtime, log, options, observer, state);
     for (const w of runtime.warnings) log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
     const host = options.host ?? runtime.config.server.host;
     const port = options.port ?? runtime.config.server.port;
@@ -133,7 +147,7 @@ export class Gateway {
     let next: Runtime;
     try {
       const parsed = await parseConfigFile(this.#options.config, this.#options.env);
-      next = await buildRuntime(parsed, { generation: current.generation + 1, log: this.log, env: this.#options.env, clock: this.#options.clock, previous: current, observer: this.#observer });
+      next = await buildRuntime(parsed, { generation: current.generation + 1, log: this.log, env: this.#options.env, clock: this.#options.clock, previous: current, observer: this.#observer, state: this.state });
     } catch (err) {
       const errors = err instanceof ConfigError ? err.issues.filter((i) => i.severity === 'error').map(formatIssue) : [String((err as Error)?.message ?? err)];
       this.lastReload = { ok: false, generation: current.generation, at, trigger, errors };
@@ -201,5 +215,12 @@ export class Gateway {
     await Promise.all([...this.#retired].map((r) => r.close()));
     this.#retired.clear();
     await this.#runtime.close();
+    await this.state?.close();
   }
+}
+
+/** The configured state backend; a memory store keeps spend and usage in a file beside gateway.yaml. */
+function openState(config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined): Promise<StateBackend> {
+  const file = config.backend === 'memory' ? path.resolve(configDir, config.file) : undefined;
+  return openStateBackend({ backend: config.backend, redis: config.redis, file }, { log, now: clock ? () => clock.now() : undefined });
 }

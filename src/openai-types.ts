@@ -72,6 +72,8 @@ export interface Usage {
   total_tokens: number;
   prompt_tokens_details?: { cached_tokens?: number; [extra: string]: unknown };
   completion_tokens_details?: { reasoning_tokens?: number; [extra: string]: unknown };
+  /** Switchyard's extension: USD at the target's price (absent when the price is unknown). */
+  cost?: number;
   [extra: string]: unknown;
 }
 

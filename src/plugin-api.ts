@@ -54,8 +54,12 @@ export type Strategy = 'fallback' | 'weighted' | 'least-latency' | 'least-busy';
 export interface Price {
   input: number;
   output: number;
+  /** Prompt tokens read from the provider's cache (default: input). */
   cachedInput?: number;
+  /** Prompt tokens written to the provider's cache (default: input). */
   cacheWrite?: number;
+  /** Rates for the whole request once its prompt exceeds `aboveTokens`. */
+  longContext?: { aboveTokens: number; input: number; output: number; cachedInput?: number; cacheWrite?: number };
 }
 
 // ---------------------------------------------------------------- upstream failures
@@ -191,6 +195,8 @@ export interface KeyIdentity {
   name: string;
   /** The key's team in gateway.yaml, if any. */
   team?: string;
+  /** Epoch ms after which the key is refused (`expiresAt`). */
+  expiresAt?: number;
   /** May this key use the model alias? */
   allows(model: string): boolean;
 }
@@ -318,6 +324,10 @@ export interface RequestContext {
   costUsd?: number | null;
   /** The trace this request belongs to (W3C trace id), when tracing is on. */
   traceId?: string;
+  /** The limit that refused this request, when one did. */
+  refusal?: { scope: string; kind: 'requests' | 'tokens' | 'concurrency' | 'budget' | 'unpriced' };
+  /** What a stream delivered to the client (to charge an abandoned stream the upstream never reported). */
+  delivered?: { chars: number };
 }
 
 export interface RequestTiming {

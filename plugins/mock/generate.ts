@@ -48,6 +48,20 @@ function shapedReply(request: ChatCompletionRequest, reply: string): string {
   return reply;
 }
 
+/** Like a real model, never more output tokens than `max_completion_tokens`/`max_tokens` (then `finish_reason: length`). */
+function capped(request: ChatCompletionRequest, reply: string): { text: string; truncated: boolean } {
+  const max = request.max_completion_tokens ?? request.max_tokens;
+  if (typeof max !== 'number' || max <= 0 || countTokens(reply) <= max) return { text: reply, truncated: false };
+  const pieces = reply.match(/\w+|[^\s\w]+|\s+/g) ?? [];
+  let text = '';
+  let n = 0;
+  for (const piece of pieces) {
+    if (!/^\s+$/.test(piece) && ++n > max) break;
+    text += piece;
+  }
+  return { text: text.trimEnd(), truncated: true };
+}
+
 function usageFor(request: ChatCompletionRequest, completion: string): Usage {
   const prompt_tokens = promptTokens(request);
   const completion_tokens = countTokens(completion);
@@ -58,7 +72,7 @@ let sequence = 0;
 
 export function mockCompletion(request: ChatCompletionRequest, model: string, text = DEFAULT_REPLY, created = Math.floor(Date.now() / 1000)): ChatCompletion {
   const seq = ++sequence;
-  const reply = shapedReply(request, text);
+  const { text: reply, truncated } = capped(request, shapedReply(request, text));
   const toolCall = plannedToolCall(request, seq);
   const content = toolCall ? null : reply;
   return {
@@ -71,7 +85,7 @@ export function mockCompletion(request: ChatCompletionRequest, model: string, te
         index: 0,
         message: toolCall ? { role: 'assistant', content, refusal: null, tool_calls: [toolCall] } : { role: 'assistant', content, refusal: null },
         logprobs: null,
-        finish_reason: toolCall ? 'tool_calls' : 'stop',
+        finish_reason: toolCall ? 'tool_calls' : truncated ? 'length' : 'stop',
       },
     ],
     usage: usageFor(request, toolCall ? toolCall.function.arguments : reply),
@@ -81,7 +95,7 @@ export function mockCompletion(request: ChatCompletionRequest, model: string, te
 /** The reply split into word-sized deltas, then a finish chunk and a usage-only chunk. */
 export function mockChunks(request: ChatCompletionRequest, model: string, text = DEFAULT_REPLY, created = Math.floor(Date.now() / 1000)): ChatCompletionChunk[] {
   const seq = ++sequence;
-  const reply = shapedReply(request, text);
+  const { text: reply, truncated } = capped(request, shapedReply(request, text));
   const id = `chatcmpl-mock-${seq}`;
   const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: ChatCompletionChunk['choices'][0]['finish_reason'] = null): ChatCompletionChunk => ({
     id,
@@ -99,7 +113,7 @@ export function mockChunks(request: ChatCompletionRequest, model: string, text =
   } else {
     out.push(chunk({ role: 'assistant', content: '', refusal: null }));
     for (const piece of reply.match(/\S+\s*/g) ?? []) out.push(chunk({ content: piece }));
-    out.push(chunk({}, 'stop'));
+    out.push(chunk({}, truncated ? 'length' : 'stop'));
   }
   out.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageFor(request, toolCall ? toolCall.function.arguments : reply) });
   return out;

@@ -102,6 +102,18 @@ function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): void 
   }
 
   const keys = list(config.keys).filter(isObject);
+  const teamNames = Object.keys(isObject(config.teams) ? config.teams : {});
+  keys.forEach((k, i) => {
+    if (typeof k.team !== 'string' || teamNames.includes(k.team)) return;
+    const hint = closest(k.team, teamNames);
+    source.error(['keys', i, 'team'], `unknown team "${k.team}"${hint ? ` (did you mean "${hint}"?)` : ''} (teams: ${teamNames.join(', ') || 'none'})`);
+  });
+  const adminKeys = list(isObject(config.admin) ? config.admin.keys : undefined).filter(isObject);
+  const clientSecrets = new Set(keys.map((k) => k.key ?? k.keyHash).filter((s) => typeof s === 'string'));
+  adminKeys.forEach((k, i) => {
+    const secret = k.key ?? k.keyHash;
+    if (typeof secret === 'string' && clientSecrets.has(secret)) source.error(['admin', 'keys', i, k.key ? 'key' : 'keyHash'], 'an admin key must differ from every client key');
+  });
   const names = new Map<string, number>();
   const secrets = new Map<string, number>();
   keys.forEach((k, i) => {

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_TOKENS, textTokens, tokenEstimate } from './estimate.ts';
 
 describe('tokenEstimate', () => {
-  it('counts ASCII text at 4 characters a token and other characters one each', () => {
+  it('bounds text at one token per UTF-8 byte (no tokenizer makes a shorter token)', () => {
     expect(textTokens('')).toBe(0);
-    expect(textTokens('Hello, world')).toBe(3);
-    expect(textTokens('こんにちは')).toBe(5);
+    expect(textTokens('Hello, world')).toBe(12);
+    expect(textTokens('こんにちは')).toBe(15);
   });
 
   it('adds message framing, reply priming, images, tools, and the output cap times n', () => {
@@ -21,7 +21,7 @@ describe('tokenEstimate', () => {
       n: 2,
     };
     const toolJson = JSON.stringify(body.tools).length;
-    const prompt = 3 + (4 + 3) + (4 + 4 + 765) + Math.ceil(toolJson / 4);
+    const prompt = 8 + (8 + 9) + (8 + 13 + 2500) + toolJson;
     expect(tokenEstimate(body)).toEqual({ prompt, maxOutput: 200, total: prompt + 200 });
   });
 
@@ -33,7 +33,7 @@ describe('tokenEstimate', () => {
   });
 
   it('estimates embeddings inputs (text or token arrays) with nothing generated', () => {
-    expect(tokenEstimate({ model: 'e', input: ['abcd', 'abcdefgh'] })).toEqual({ prompt: 3, maxOutput: 0, total: 3 });
+    expect(tokenEstimate({ model: 'e', input: ['abcd', 'abcdefgh'] })).toEqual({ prompt: 12, maxOutput: 0, total: 12 });
     expect(tokenEstimate({ model: 'e', input: [[1, 2, 3], [4]] })).toEqual({ prompt: 4, maxOutput: 0, total: 4 });
   });
 });

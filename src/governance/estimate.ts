@@ -1,14 +1,14 @@
 /**
- * How many tokens to reserve for a request before it runs: its prompt, estimated from the body
- * without a tokenizer, plus the most it may generate. Settling replaces the estimate by the
- * real count, so the estimate decides only how early a limit starts refusing.
+ * How many tokens to reserve for a request before it runs: an upper bound of its prompt plus the
+ * most it may generate, so that a limit or budget admitted on the reservation can never be
+ * overrun once the real usage is settled (settling then gives the difference back).
  *
- * Text: ASCII characters / 4, rounded up (OpenAI's rule of thumb for English), plus one token
- * per other character (CJK and the like take about one each; splitting accented Latin is
- * rarer, so this errs high there). Per message 4 tokens of framing (role and separators; the
- * OpenAI cookbook counts 3, plus 1 for a name), and 3 to prime the reply. An image counts 765
- * tokens (a 1024×1024 image at high detail on gpt-4o: 85 + 4 tiles × 170); audio, files and
- * other parts count as their JSON / 4. Tools and a response schema count as their JSON text.
+ * Text: one token per UTF-8 byte. Byte-level BPE (OpenAI, Anthropic) and SentencePiece with byte
+ * fallback (Gemini, Llama) never make a token shorter than one byte, so this bounds every
+ * tokenizer; English text really takes about a quarter of it. Per message 8 tokens of framing
+ * (role and separators take 3 to 7 across providers), 8 to prime the reply. An image counts 2,500
+ * (above the most any provider charges one image: about 1,450 on gpt-4o at high detail, 1,600 on
+ * Claude); audio, files and other parts, tools and a response schema count as their JSON bytes.
  * Embeddings and legacy completions: their `input`/`prompt`, token arrays counted as given.
  *
  * Output: max_completion_tokens ?? max_tokens ?? `defaultMaxTokens` (4096 unless the model's
@@ -16,9 +16,9 @@
  */
 
 export const DEFAULT_MAX_TOKENS = 4_096;
-const MESSAGE_FRAMING = 4;
-const REPLY_PRIMING = 3;
-const IMAGE_TOKENS = 765;
+const MESSAGE_FRAMING = 8;
+const REPLY_PRIMING = 8;
+const IMAGE_TOKENS = 2_500;
 
 export interface TokenEstimate {
   prompt: number;
@@ -28,16 +28,10 @@ export interface TokenEstimate {
 }
 
 export function textTokens(text: string): number {
-  let ascii = 0;
-  let other = 0;
-  for (const ch of text) {
-    if (ch.codePointAt(0)! < 128) ascii++;
-    else other++;
-  }
-  return Math.ceil(ascii / 4) + other;
+  return Buffer.byteLength(text, 'utf8');
 }
 
-const jsonTokens = (value: unknown): number => (value === undefined || value === null ? 0 : Math.ceil(JSON.stringify(value).length / 4));
+const jsonTokens = (value: unknown): number => (value === undefined || value === null ? 0 : Buffer.byteLength(JSON.stringify(value), 'utf8'));
 
 function partTokens(part: unknown): number {
   if (typeof part === 'string') return textTokens(part);

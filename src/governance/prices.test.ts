@@ -10,11 +10,18 @@ describe('prices', () => {
       for (const [model, p] of Object.entries(models)) {
         expect(p.source, `${plugin}/${model}`).toMatch(/\S/);
         expect(p.date, `${plugin}/${model}`).toMatch(/^\d{4}-\d{2}$/);
-        expect(p.input).toBeGreaterThan(0);
+        // Only the offline mock is free.
+        if (plugin === 'mock') expect(p.input).toBe(0);
+        else expect(p.input).toBeGreaterThan(0);
         expect(p.output).toBeGreaterThanOrEqual(0);
         if (p.cachedInput !== undefined) expect(p.cachedInput).toBeLessThanOrEqual(p.input);
       }
     }
+  });
+
+  it('prices every model of the offline mock at zero', () => {
+    expect(findPrice(BUILT_IN_PRICES, 'mock', 'mock-1')).toMatchObject({ input: 0, output: 0 });
+    expect(findPrice(BUILT_IN_PRICES, 'openai', 'no-such-model')).toBeUndefined();
   });
 
   it('matches dated and versioned ids to their model, and nothing else', () => {

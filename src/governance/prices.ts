@@ -36,7 +36,8 @@ export function findPrice(table: PriceTable, plugin: string, model: string): Pri
   for (const known of Object.keys(models)) {
     if (id.startsWith(known) && VERSION_SUFFIX.test(id.slice(known.length)) && known.length > (best?.length ?? 0)) best = known;
   }
-  return best === undefined ? undefined : models[best];
+  // `*` prices every model of a plugin (the offline mock costs nothing).
+  return best === undefined ? (Object.hasOwn(models, '*') ? models['*'] : undefined) : models[best];
 }
 
 /** The price of a target: its own `price:` wins; null when neither it nor the table knows. */

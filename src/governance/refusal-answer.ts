@@ -20,7 +20,11 @@ export interface RefusalAnswer {
 /** `key:search-prod` → `key search-prod`. */
 const named = (scope: string): string => scope.replace(':', ' ');
 
-const usd = (n: number): string => `$${fromNano(toNano(n)).toFixed(2)}`;
+/** Dollars and cents, or two significant digits below a cent (small test budgets stay readable). */
+const usd = (n: number): string => {
+  const v = fromNano(toNano(n));
+  return v === 0 || v >= 0.01 ? `$${v.toFixed(2)}` : `$${Number(v.toPrecision(2))}`;
+};
 
 function retryIn(ms: number): string {
   return ms < 1_000 ? `${Math.ceil(ms)}ms` : `${Number((ms / 1_000).toFixed(3))}s`;

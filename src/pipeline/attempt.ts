@@ -6,13 +6,15 @@
  * `retry` in the pipeline the dispatcher makes the only one.
  */
 import { GatewayError } from '../errors.ts';
-import type { ChatCompletionChunk } from '../openai-types.ts';
+import type { ChatCompletionChunk, Usage } from '../openai-types.ts';
 import type { AttemptRecord, AttemptView, GatewayResponse, NativeResponse, ProviderCall, RequestContext, RouteTarget, RuntimeView, Timeouts } from '../plugin-api.ts';
 import type { GatewayObserver } from './observer.ts';
 import { applyCapabilities } from '../providers/capabilities.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { normalizeChunk, normalizeCompletion } from '../protocol/normalize.ts';
 import { primeStream } from '../protocol/prime.ts';
+import { costOf, tokenUsageOf } from '../governance/index.ts';
+import type { Governor } from './governor.ts';
 
 /** Raised by an attempt's own timers: past `timeout.totalMs`, or a stream idle past `timeout.idleMs`. */
 class AttemptTimeout extends Error {}
@@ -32,6 +34,8 @@ export interface AttemptEnv {
   /** Largest non-streamed upstream answer, in bytes. */
   readonly upstreamBodyLimit: number;
   readonly observer?: GatewayObserver;
+  /** Limits and budgets; absent when the gateway runs without a state backend (validate). */
+  readonly governor?: Governor;
 }
 
 const envs = new WeakMap<RuntimeView, AttemptEnv>();
@@ -133,7 +137,7 @@ export class Attempt implements AttemptView {
       }
       normalizeCompletion(body, call);
       this.response = { kind: 'completion', body };
-      this.#ctx.usage = body.usage;
+      if (body.usage) priceUsage(this.#ctx, this.target, body.usage);
       this.#ctx.upstreamModel = body.model;
     } else {
       this.response = { kind: 'stream', chunks: this.#translateStream(this.#guard(native.events, call), call) };
@@ -250,7 +254,6 @@ export class Attempt implements AttemptView {
 
   async *#translateStream(events: AsyncIterable<unknown>, call: ProviderCall): AsyncGenerator<ChatCompletionChunk> {
     const translator = this.target.instance.createStreamTranslator(call);
-    const ctx = this.#ctx;
     for await (const event of events) {
       let out;
       try {
@@ -260,8 +263,8 @@ export class Attempt implements AttemptView {
       }
       if (out === undefined) continue;
       if (Array.isArray(out)) {
-        for (const chunk of out) yield observe(ctx, normalizeChunk(chunk, call));
-      } else yield observe(ctx, normalizeChunk(out, call));
+        for (const chunk of out) yield this.#observe(normalizeChunk(chunk, call));
+      } else yield this.#observe(normalizeChunk(out, call));
     }
     let tail;
     try {
@@ -270,14 +273,27 @@ export class Attempt implements AttemptView {
       throw providerFault(call, err);
     }
     if (tail === undefined) return;
-    for (const chunk of Array.isArray(tail) ? tail : [tail]) yield observe(ctx, normalizeChunk(chunk, call));
+    for (const chunk of Array.isArray(tail) ? tail : [tail]) yield this.#observe(normalizeChunk(chunk, call));
+  }
+
+  #observe(chunk: ChatCompletionChunk): ChatCompletionChunk {
+    const ctx = this.#ctx;
+    if (chunk.usage) priceUsage(ctx, this.target, chunk.usage);
+    if (!ctx.upstreamModel && chunk.model) ctx.upstreamModel = chunk.model;
+    return chunk;
   }
 }
 
-function observe(ctx: RequestContext, chunk: ChatCompletionChunk): ChatCompletionChunk {
-  if (chunk.usage) ctx.usage = chunk.usage;
-  if (!ctx.upstreamModel && chunk.model) ctx.upstreamModel = chunk.model;
-  return chunk;
+/**
+ * The request's usage and its cost, computed once here from the normalised usage whichever way
+ * the answer came (a stream costs what the same answer costs unstreamed). The client sees the
+ * cost as `usage.cost` (USD; absent when the price is unknown).
+ */
+function priceUsage(ctx: RequestContext, target: RouteTarget, usage: Usage): void {
+  ctx.usage = usage;
+  const cost = costOf(target.price, tokenUsageOf(usage));
+  ctx.costUsd = cost;
+  if (cost !== null) usage.cost = cost;
 }
 
 function providerFault(call: ProviderCall, err: unknown): unknown {

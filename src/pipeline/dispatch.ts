@@ -7,11 +7,13 @@ import { Attempt, type AttemptEnv } from './attempt.ts';
  * nobody started one, so the route's first target gets the only attempt.
  */
 export function dispatcher(env: AttemptEnv): (ctx: RequestContext) => Promise<void> {
-  return function dispatch(ctx) {
+  return async function dispatch(ctx) {
     let attempt = ctx.attempt as Attempt | undefined;
     if (!attempt) {
       const target = ctx.route?.targets[0];
       if (!target) throw new GatewayError('internal_error', 'no route was resolved for this request (is "route" in the pipeline?)');
+      const skip = await env.governor?.admit(ctx, target);
+      if (skip) throw skip.error;
       attempt = new Attempt(ctx, target, target.timeouts, env);
     }
     return attempt.send();

@@ -22,6 +22,9 @@ import { parseSize } from './size.ts';
 import { loadPlugins } from './plugins.ts';
 import { buildRoutes } from './routes.ts';
 import { createStages } from './stages.ts';
+import { Governor } from '../pipeline/governor.ts';
+import { BUILT_IN_PRICES, extendPrices, loadPriceFile, type PriceTable, type StateBackend } from '../governance/index.ts';
+import type { ConfigSource } from '../config/source.ts';
 
 export interface Runtime extends RuntimeView {
   readonly file: string;
@@ -43,6 +46,8 @@ export interface Runtime extends RuntimeView {
   readonly modules: LocalModuleCache;
   /** Plugin files re-imported because they changed since the previous generation. */
   readonly changedPluginFiles: readonly string[];
+  /** Limits, budgets and spend (absent without a state backend). */
+  readonly governor: Governor | undefined;
   /** Requests started on this generation and not finished yet. */
   readonly lifecycle: { inFlight: number };
   run(ctx: RequestContext): Promise<void>;
@@ -55,6 +60,8 @@ export interface BuildOptions {
   generation: number;
   /** The gateway's instruments (metrics, traces): they outlive generations. */
   observer?: GatewayObserver;
+  /** Live counters for limits and budgets (opened once by the gateway); absent: nothing is limited (validate). */
+  state?: StateBackend;
   log: Logger;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
@@ -88,16 +95,22 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     throw new ConfigError(source.issues);
   }
 
+  const prices = await priceTable(config, configDir, source);
+  const models = buildRoutes(config, providers, previous, prices, (alias, i) => {
+    const t = config.models[alias].targets[i];
+    source.issue('warning', ['models', alias, 'targets', i], `no price is known for ${t.provider}/${t.model}: its cost is logged as null, and keys with a budget may not use it; set price: { input, output } (USD per million tokens)`);
+  });
   const keyIndex = buildKeyIndex(config.keys);
   const view: RuntimeView = {
     generation,
-    models: buildRoutes(config, providers, previous),
+    models,
     hasKeys: keyIndex.size > 0,
     findKey: (token: string): KeyIdentity | undefined => keyIndex.get(sha256Hex(token)),
     redact,
     upstreamBodyLimit: parseSize(config.server.upstreamBodyLimit),
   };
-  const attemptEnv: AttemptEnv = { redact, upstreamBodyLimit: view.upstreamBodyLimit, observer: options.observer };
+  const governor = options.state ? new Governor(options.state, config, models) : undefined;
+  const attemptEnv: AttemptEnv = { redact, upstreamBodyLimit: view.upstreamBodyLimit, observer: options.observer, governor };
   registerAttemptEnv(view, attemptEnv);
   const stages = await createStages(config.pipeline, plugins.stages as StagePlugin[], { log, configDir, clock: options.clock ?? systemClock, runtime: view }, source);
   if (source.hasErrors) {
@@ -117,6 +130,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     warnings: source.issues.filter((i) => i.severity === 'warning').sort(byPosition),
     files: [...files],
     pluginFolders: [...new Set([...files].slice(1).map((f) => path.dirname(f)))],
+    governor,
     modules,
     changedPluginFiles: [...changed],
     lifecycle: { inFlight: 0 },
@@ -124,4 +138,15 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     finish: composeOnResponse(stages),
     close: closeProviders,
   });
+}
+
+/** The built-in price table, extended by the operator's `state.prices` file when there is one. */
+async function priceTable(config: GatewayConfig, configDir: string, source: ConfigSource): Promise<PriceTable> {
+  if (!config.state.prices) return BUILT_IN_PRICES;
+  try {
+    return extendPrices(BUILT_IN_PRICES, await loadPriceFile(path.resolve(configDir, config.state.prices)));
+  } catch (err) {
+    source.error(['state', 'prices'], `cannot read the price file: ${(err as Error).message}`);
+    return BUILT_IN_PRICES;
+  }
 }

@@ -42,6 +42,7 @@ export function describeChanges(before: GatewayConfig, after: GatewayConfig, plu
     if (before.server[field] !== after.server[field]) needsRestart.push(`server.${field}`);
   }
   if (before.log.format !== after.log.format) needsRestart.push('log.format');
+  if (JSON.stringify({ ...before.state, prices: undefined }) !== JSON.stringify({ ...after.state, prices: undefined })) needsRestart.push('state');
   return {
     models: compare(before.models, after.models),
     providers: compare(before.providers, after.providers),

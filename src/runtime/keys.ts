@@ -20,6 +20,8 @@ export function buildKeyIndex(keys: readonly KeyConfig[]): Map<string, KeyIdenti
     const everything = k.models.includes('*');
     const identity: KeyIdentity = {
       name: k.name,
+      team: k.team,
+      expiresAt: k.expiresAt === undefined ? undefined : Date.parse(k.expiresAt),
       allows: everything ? () => true : (model) => globs.some((g) => g.test(model)),
     };
     index.set(digest, Object.freeze(identity));

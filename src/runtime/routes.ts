@@ -9,6 +9,7 @@ import { GatewayError } from '../errors.ts';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from '../routing/policy.ts';
 import { TargetState } from '../routing/target-state.ts';
 import type { ProviderHandle } from './providers.ts';
+import { priceOf, type PriceTable } from '../governance/index.ts';
 
 /** The generation being replaced, as far as routes care. */
 export interface PreviousRoutes {
@@ -17,13 +18,19 @@ export interface PreviousRoutes {
   providers: ReadonlyMap<string, ProviderHandle>;
 }
 
-export function buildRoutes(config: GatewayConfig, providers: ReadonlyMap<string, ProviderHandle>, previous: PreviousRoutes | undefined): Map<string, ModelRoute> {
+/**
+ * @param prices the price table (built in, extended by `state.prices`); a target's own `price:` wins.
+ * @param unpriced called for each target whose price nobody knows (its cost is then null).
+ */
+export function buildRoutes(config: GatewayConfig, providers: ReadonlyMap<string, ProviderHandle>, previous: PreviousRoutes | undefined, prices: PriceTable, unpriced: (alias: string, index: number) => void): Map<string, ModelRoute> {
   const models = new Map<string, ModelRoute>();
   for (const [alias, m] of Object.entries(config.models)) {
     const aliasRetry = retryPolicy(DEFAULT_RETRY, m.retry);
     const aliasTimeouts = { ...DEFAULT_TIMEOUTS, ...m.timeout };
-    const targets = m.targets.map((t): RouteTarget => {
+    const targets = m.targets.map((t, i): RouteTarget => {
       const handle = providers.get(t.provider)!;
+      const price = priceOf(prices, { plugin: handle.plugin.id, model: t.model, price: t.price }) ?? undefined;
+      if (!price) unpriced(alias, i);
       return Object.freeze({
         provider: t.provider,
         model: t.model,
@@ -32,7 +39,7 @@ export function buildRoutes(config: GatewayConfig, providers: ReadonlyMap<string
         instance: handle.instance ?? unavailableInstance,
         capabilities: handle.plugin.capabilities ?? {},
         weight: t.weight,
-        price: t.price,
+        price,
         retry: retryPolicy(aliasRetry, t.retry),
         timeouts: Object.freeze({ ...aliasTimeouts, ...t.timeout }),
         state: carriedState(previous, alias, t.provider, t.model, handle, m.cooldown) ?? new TargetState(m.cooldown),

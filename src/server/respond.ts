@@ -48,7 +48,9 @@ export async function sendStream(res: ServerResponse, ctx: RequestContext, chunk
   res.socket?.setNoDelay(true);
   ctx.timing.firstChunkMs = performance.now() - ctx.startedAt;
   try {
+    const delivered = (ctx.delivered = { chars: 0 });
     for await (const chunk of chunks) {
+      for (const choice of chunk.choices) delivered.chars += deltaLength(choice.delta);
       if (!wantsUsage && 'usage' in chunk) {
         if (chunk.usage && chunk.choices.length === 0) continue;
         delete chunk.usage;
@@ -66,4 +68,13 @@ export async function sendStream(res: ServerResponse, ctx: RequestContext, chunk
   // A client that left mid-stream is logged as such (nginx's 499), not as a success.
   if (ctx.signal.aborted) ctx.status = 499;
   else res.end(SSE_DONE);
+}
+
+/** Characters of content, reasoning and tool arguments in one delta (to charge an abandoned stream). */
+function deltaLength(delta: ChatCompletionChunk['choices'][number]['delta'] | undefined): number {
+  if (!delta) return 0;
+  let n = typeof delta.content === 'string' ? delta.content.length : 0;
+  if (typeof delta.reasoning_content === 'string') n += delta.reasoning_content.length;
+  if (delta.tool_calls) for (const call of delta.tool_calls) n += call.function?.arguments?.length ?? 0;
+  return n;
 }

@@ -24,12 +24,19 @@ export default defineStage({
   kind: 'stage',
   name: 'auth',
   description: 'Bearer key → key identity; model scopes',
-  create(_options, { runtime }) {
+  create(_options, { runtime, clock }) {
+    const identify = (headers: RequestContext['headers']): KeyIdentity => {
+      const key = authenticate(headers, runtime);
+      if (key.expiresAt !== undefined && clock.now() >= key.expiresAt) {
+        throw new GatewayError('invalid_api_key', `The API key "${key.name}" expired at ${new Date(key.expiresAt).toISOString()}.`);
+      }
+      return key;
+    };
     return {
       name: 'auth',
-      identify: (headers) => authenticate(headers, runtime),
+      identify,
       async handle(ctx, next) {
-        const key = authenticate(ctx.headers, runtime);
+        const key = identify(ctx.headers);
         ctx.key = key;
         const model = ctx.body?.model;
         // Only known models are checked here: an unknown one gets route's 404, as OpenAI does.

@@ -4,17 +4,7 @@
  * tokens, duration and every attempt. Keys and Authorization never reach it.
  */
 import { defineStage, type RequestContext } from '../plugin-api.ts';
-import type { Price } from '../plugin-api.ts';
-import type { Usage } from '../openai-types.ts';
 import { attemptCount } from '../pipeline/attempts.ts';
-
-/** USD for the tokens of one request; cached prompt tokens at their own rate when known. */
-export function costOf(price: Price, usage: Usage): number {
-  const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
-  const fresh = usage.prompt_tokens - cached;
-  const usd = (fresh * price.input + cached * (price.cachedInput ?? price.input) + usage.completion_tokens * price.output) / 1e6;
-  return Math.round(usd * 1e9) / 1e9;
-}
 
 export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
   const usage = ctx.usage;
@@ -32,8 +22,9 @@ export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
     durationMs: Math.round((performance.now() - ctx.startedAt) * 100) / 100,
     attempts: attemptCount(ctx),
   };
-  const price = ctx.attempt?.target.price;
-  if (price && usage) line.costUsd = costOf(price, usage);
+  // null (unknown price) is logged as such, never as 0.
+  if (ctx.costUsd !== undefined) line.costUsd = ctx.costUsd;
+  if (ctx.key?.team) line.team = ctx.key.team;
   if (ctx.attempts.length > 1 || ctx.attempts.some((a) => a.outcome !== 'ok')) line.attemptLog = ctx.attempts;
   const error = ctx.streamError ?? ctx.error;
   if (error) {

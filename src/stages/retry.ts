@@ -44,6 +44,7 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
       continue;
     }
     const policy = target.retry;
+    let admitted = false;
     for (let n = 1; n <= policy.attempts; n++) {
       const now = clock.now();
       const admission = target.state.admit(now);
@@ -57,6 +58,17 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
       if (remaining <= 0) {
         if (admission === 'probe') target.state.releaseProbe();
         throw last ?? new GatewayError('timeout', `no attempt could start within the retry budget of ${route.retry.budgetMs} ms`);
+      }
+      if (!admitted) {
+        // Limits are checked once per target, before its first try (retries on it are covered).
+        const skip = await env.governor?.admit(ctx, target);
+        if (skip) {
+          if (admission === 'probe') target.state.releaseProbe();
+          ctx.attempts.push(skipped(target, skip.reason));
+          last ??= skip.error;
+          break;
+        }
+        admitted = true;
       }
       const attempt = new Attempt(ctx, target, capTimeouts(target.timeouts, remaining), env);
       try {

@@ -192,7 +192,7 @@ describe('answers', () => {
     bedrock.setHandler(() => replay(f('converse-usage-cache-read')));
     const { data, response } = await chat({}).withResponse();
     expectValid('CreateChatCompletionResponse', data);
-    expect(data.usage).toEqual({ prompt_tokens: 1324, completion_tokens: 5, total_tokens: 1329, prompt_tokens_details: { cached_tokens: 1322 } });
+    expect(data.usage).toEqual({ prompt_tokens: 1324, completion_tokens: 5, total_tokens: 1329, prompt_tokens_details: { cached_tokens: 1322 }, cost: expect.any(Number) });
     const line = await logLineFor(t, response.headers.get('x-request-id')!);
     expect(line).toMatchObject({ model: 'nova', upstreamModel: NOVA, promptTokens: 1324, totalTokens: 1329 });
   });

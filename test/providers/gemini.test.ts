@@ -172,7 +172,7 @@ describe('answers', () => {
     expect(message.content).toBe('');
     expect(message.reasoning_content).toContain('Breaking Down the Sum of Natural Numbers');
     expect(r.choices[0].finish_reason).toBe('length');
-    expect(r.usage).toEqual({ prompt_tokens: 17, completion_tokens: 19, total_tokens: 36, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 19 } });
+    expect(r.usage).toEqual({ prompt_tokens: 17, completion_tokens: 19, total_tokens: 36, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 19 }, cost: expect.any(Number) });
     const line = await logLineFor(t, response.headers.get('x-request-id')!);
     expect(line).toMatchObject({ model: 'flash', upstreamModel: 'gemini-2.0-flash-thinking-exp-01-21', promptTokens: 17, completionTokens: 19, totalTokens: 36 });
   });

@@ -29,6 +29,12 @@ const t = useTestGateway(
 
 const { chat: ask } = chatRequests(t, { model: 'gpt', content: 'What is the capital of France?' });
 
+/** USD at gpt-4o's rates (2.50 input, 1.25 cached input, 10.00 output per million), written out. */
+function gpt4oCost(u: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number } }): number {
+  const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
+  return Math.round(((u.prompt_tokens - cached) * 2.5 + cached * 1.25 + u.completion_tokens * 10) * 1e3) / 1e9;
+}
+
 describe('forwarding', () => {
   it('sends the client request with the target model, the upstream key and extra headers', async () => {
     const r = await ask({ temperature: 0.2, some_future_param: { x: 1 } } as never);
@@ -49,6 +55,8 @@ describe('forwarding', () => {
       expectValid('CreateChatCompletionResponse', r);
       const expected = structuredClone(fixture.json);
       for (const c of expected.choices) c.logprobs ??= null;
+      // The gateway's one addition: usage.cost, at gpt-4o's listed rates.
+      expected.usage.cost = gpt4oCost(expected.usage);
       expect(r).toEqual(expected);
       expect(primary.requests.at(-1)!.body).toEqual({ ...fixture.request, model: 'gpt-4o' });
     }
@@ -68,6 +76,7 @@ describe('forwarding', () => {
         .map((b) => b.toString().replace(/^data: /, '').trim())
         .filter((d) => d !== '[DONE]')
         .map((d) => JSON.parse(d));
+      for (const chunk of recorded) if (chunk.usage) chunk.usage.cost = gpt4oCost(chunk.usage);
       expect(got).toEqual(recorded);
       expect(primary.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
     }

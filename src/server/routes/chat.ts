@@ -11,6 +11,8 @@ import { MAX_JSON_DEPTH, tooDeep } from '../../protocol/depth.ts';
 import { createContext } from '../context.ts';
 import { responseHeaders, sendError, sendJson, sendStream } from '../respond.ts';
 import type { RouteModule, ServerDeps } from '../surface.ts';
+import type { Runtime } from '../../runtime/build.ts';
+import type { RequestContext } from '../../plugin-api.ts';
 
 export const CHAT_PATHS = ['/v1/chat/completions', '/chat/completions'] as const;
 
@@ -41,7 +43,9 @@ function chat({ getRuntime, onRequestStart, onRequestDone, log, observer }: Serv
       const response = await attempt.complete();
       if (response.kind === 'completion') {
         ctx.status = 200;
-        sendJson(res, 200, responseHeaders(ctx), response.body);
+        const headers = responseHeaders(ctx);
+        if (typeof ctx.costUsd === 'number') headers['x-switchyard-cost-usd'] = String(ctx.costUsd);
+        sendJson(res, 200, headers, response.body);
       } else {
         await sendStream(res, ctx, response.chunks, toClientError);
       }
@@ -57,7 +61,17 @@ function chat({ getRuntime, onRequestStart, onRequestDone, log, observer }: Serv
       (ctx.attempt as Attempt | undefined)?.close();
       runtime.lifecycle.inFlight--;
       onRequestDone?.(runtime, ctx);
-      void runtime.finish(ctx).then(() => observer.requestEnded?.(ctx));
+      void settle(runtime, ctx).then(() => observer.requestEnded?.(ctx));
     }
   };
+}
+
+/** After the response: limits and spend are settled first (the log line carries the final cost), then the stages' hooks. */
+async function settle(runtime: Runtime, ctx: RequestContext): Promise<void> {
+  try {
+    await runtime.governor?.finish(ctx);
+  } catch (err) {
+    ctx.log.error({ err, reqId: ctx.id }, 'settling limits and spend failed');
+  }
+  await runtime.finish(ctx);
 }

@@ -1,0 +1,85 @@
+/**
+ * GET /metrics (`metrics.path`): the Prometheus text exposition, on the main port, or on a
+ * listener of its own when `metrics.port` is set (then the main port does not serve it). With
+ * `metrics.auth: true` a key from `admin.keys` is required as `Authorization: Bearer`; client
+ * keys do not open it.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { GatewayConfig } from '../../config/types.ts';
+import { GatewayError } from '../../errors.ts';
+import type { GatewayMetrics } from '../../observability/metrics.ts';
+import { sha256Hex } from '../../runtime/keys.ts';
+import type { Runtime } from '../../runtime/build.ts';
+import type { RouteModule } from '../surface.ts';
+
+/** What serving the metrics needs: the registry, where, and whether an admin key is asked for. */
+export interface MetricsEndpoint {
+  metrics: GatewayMetrics;
+  path: string;
+  auth: boolean;
+}
+
+declare module '../surface.ts' {
+  interface ServerDeps {
+    /** Metrics to serve on the main port (absent when disabled or on their own listener). */
+    metricsEndpoint?: MetricsEndpoint;
+  }
+}
+
+export const metricsRoutes: RouteModule = {
+  // The path is configurable: it is registered only when metrics are served on this port.
+  surface: [],
+  register(app, deps) {
+    if (deps.metricsEndpoint) app.get(deps.metricsEndpoint.path, scrape(deps.metricsEndpoint, deps.getRuntime));
+  },
+};
+
+function scrape({ metrics, auth }: MetricsEndpoint, getRuntime: () => Runtime) {
+  return async function scrape(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    reply.header('x-request-id', request.id);
+    if (auth && !isAdmin(request.headers, getRuntime().config)) {
+      const error = new GatewayError('invalid_api_key', 'The metrics need an admin key (admin.keys in gateway.yaml) in "Authorization: Bearer".');
+      reply.code(error.status).header('www-authenticate', 'Bearer').send(error.toJSON());
+      return;
+    }
+    const text = await metrics.render();
+    reply.header('content-type', metrics.contentType).header('cache-control', 'no-store').send(text);
+  };
+}
+
+/** sha256 digests of the admin keys of each config generation, computed once. */
+const adminDigests = new WeakMap<GatewayConfig, ReadonlySet<string>>();
+
+/** Is the bearer token one of `admin.keys`? Compared as sha256 digests, like client keys. */
+export function isAdmin(headers: IncomingHttpHeaders, config: GatewayConfig): boolean {
+  const auth = headers.authorization;
+  if (typeof auth !== 'string' || !auth.startsWith('Bearer ')) return false;
+  let digests = adminDigests.get(config);
+  if (!digests) {
+    digests = new Set((config.admin?.keys ?? []).map((k) => (k.keyHash ? k.keyHash.slice('sha256:'.length) : sha256Hex(k.key ?? ''))));
+    adminDigests.set(config, digests);
+  }
+  return digests.has(sha256Hex(auth.slice('Bearer '.length).trim()));
+}
+
+export interface MetricsListener {
+  /** http://host:port of the listener. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The metrics on a listener of their own (`metrics.port`), same host as the gateway. */
+export async function startMetricsListener(endpoint: MetricsEndpoint, options: { host: string; port: number; getRuntime: () => Runtime }): Promise<MetricsListener> {
+  const app: FastifyInstance = Fastify({ logger: false });
+  app.get(endpoint.path, scrape(endpoint, options.getRuntime));
+  app.setNotFoundHandler(function notFound(request, reply) {
+    const error = new GatewayError('not_found', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}. This listener serves only GET ${endpoint.path}.`);
+    reply.code(error.status).send(error.toJSON());
+  });
+  await app.listen({ host: options.host, port: options.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return { url: `http://${host}:${port}`, close: () => app.close() };
+}

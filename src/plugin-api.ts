@@ -94,6 +94,8 @@ export interface UpstreamFailure {
 export interface ProviderCapabilities {
   /** `stream: true` (default true). */
   streaming?: boolean;
+  /** Streams end with token usage (default true; the battery checks the usage chunk). */
+  streamUsage?: boolean;
   /** `tools` / `tool_choice` (default true). */
   tools?: boolean;
   /** Image content parts (default true). */

@@ -1,11 +1,12 @@
 import { CONFORMANCE_SECRET, loadFixture, replay, runConformance } from 'switchyard-gateway/kit/testing';
+import plugin from '../../plugins/anthropic/index.ts';
 import { fixturesOf } from '../helpers/repo.ts';
 
 const f = (name: string) => loadFixture(fixturesOf('anthropic'), name);
 
 runConformance({
   name: 'anthropic',
-  capabilities: { streaming: true, tools: true, streamUsage: true },
+  plugin,
   provider: (url) => ({ plugin: 'anthropic', baseUrl: url, apiKey: CONFORMANCE_SECRET }),
   model: 'claude-3-opus-latest',
   reportedModel: 'claude-3-opus-20240229',

@@ -1,4 +1,5 @@
 import { CONFORMANCE_SECRET, loadFixture, replay, runConformance } from 'switchyard-gateway/kit/testing';
+import plugin from '../../plugins/azure-openai/index.ts';
 import { fixturesOf } from '../helpers/repo.ts';
 
 const f = (name: string) => loadFixture(fixturesOf('azure'), name);
@@ -6,7 +7,7 @@ const openai = (name: string) => loadFixture(fixturesOf('openai'), name);
 
 runConformance({
   name: 'azure-openai',
-  capabilities: { streaming: true, tools: true, streamUsage: true },
+  plugin,
   provider: (url) => ({ plugin: 'azure-openai', endpoint: url, apiKey: CONFORMANCE_SECRET }),
   model: 'gpt-5-nano',
   reportedModel: 'gpt-5-nano-2025-08-07',

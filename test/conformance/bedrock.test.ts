@@ -1,4 +1,5 @@
 import { CONFORMANCE_SECRET, loadFixture, replay, runConformance } from 'switchyard-gateway/kit/testing';
+import plugin from '../../plugins/bedrock/index.ts';
 import { fixturesOf } from '../helpers/repo.ts';
 
 const f = (name: string) => loadFixture(fixturesOf('bedrock'), name);
@@ -11,7 +12,7 @@ const awsError = (status: number, type: string, message: string) => ({
 
 runConformance({
   name: 'bedrock',
-  capabilities: { streaming: true, tools: true, streamUsage: true },
+  plugin,
   provider: (url) => ({ plugin: 'bedrock', region: 'us-east-1', endpoint: url, accessKeyId: 'AKIDCONFORMANCE', secretAccessKey: CONFORMANCE_SECRET }),
   // Bedrock does not echo the model: the answer names the target's model id.
   model: 'us.amazon.nova-micro-v1:0',

@@ -1,4 +1,5 @@
 import { CONFORMANCE_SECRET, loadFixture, replay, runConformance } from 'switchyard-gateway/kit/testing';
+import plugin from '../../plugins/gemini/index.ts';
 import { fixturesOf } from '../helpers/repo.ts';
 
 const f = (name: string) => loadFixture(fixturesOf('gemini'), name);
@@ -7,7 +8,7 @@ const rpcError = (code: number, status: string, message: string, details?: unkno
 
 runConformance({
   name: 'gemini',
-  capabilities: { streaming: true, tools: true, streamUsage: true },
+  plugin,
   provider: (url) => ({ plugin: 'gemini', baseUrl: url, apiKey: CONFORMANCE_SECRET }),
   model: 'gemini-2.0-flash',
   modelPerScenario: true,

@@ -1,10 +1,11 @@
 import { runConformance } from 'switchyard-gateway/kit/testing';
+import plugin from '../../plugins/mock/index.ts';
 
 const unused = () => ({ status: 500, body: 'the mock provider never calls an upstream' });
 
 runConformance({
   name: 'mock',
-  capabilities: { streaming: true, tools: true, streamUsage: true },
+  plugin,
   provider: () => ({ plugin: 'mock' }),
   model: 'mock-1',
   scenarios: {

@@ -1,11 +1,12 @@
 import { CONFORMANCE_SECRET, loadFixture, replay, runConformance } from 'switchyard-gateway/kit/testing';
+import plugin from '../../plugins/openai/index.ts';
 import { fixturesOf } from '../helpers/repo.ts';
 
 const f = (name: string) => loadFixture(fixturesOf('openai'), name);
 
 runConformance({
   name: 'openai',
-  capabilities: { streaming: true, tools: true, streamUsage: true },
+  plugin,
   provider: (url) => ({ plugin: 'openai', baseUrl: `${url}/v1`, apiKey: CONFORMANCE_SECRET }),
   model: 'gpt-4o',
   reportedModel: 'gpt-4o-2024-08-06',

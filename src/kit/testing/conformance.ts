@@ -6,7 +6,7 @@
  * @example
  * runConformance({
  *   name: 'acme',
- *   capabilities: { streaming: true, tools: false, streamUsage: false },
+ *   plugin,                                   // its declared capabilities decide what runs
  *   provider: (url) => ({ plugin: fileURLToPath(new URL('./index.ts', import.meta.url)), baseUrl: url, apiKey: CONFORMANCE_SECRET }),
  *   model: 'acme-1',
  *   scenarios: { text: { respond: () => replay(loadFixture(FIXTURES, 'chat')) }, textStream: { ... }, errors: { 400: () => ..., 401: () => ..., 429: () => ..., 500: () => ... } },
@@ -17,13 +17,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedResponse } from './fake-upstream.ts';
 import { DEV_KEY, startTestGateway, type TestGateway } from './gateway.ts';
 import { expectValid } from './schema.ts';
+import type { ProviderPlugin } from '../../index.ts';
 
-export interface ConformanceCapabilities {
-  streaming: boolean;
-  tools: boolean;
-  /** Usage in streams (final chunk when stream_options.include_usage is set). */
-  streamUsage: boolean;
-}
+/** Plausible values for parameters a provider may declare unsupported (they must pass validation first). */
+const SAMPLE_VALUES: Record<string, unknown> = {
+  seed: 7,
+  audio: { voice: 'alloy', format: 'mp3' },
+  prediction: { type: 'content', content: 'x' },
+  web_search_options: {},
+  functions: [{ name: 'f', parameters: { type: 'object', properties: {} } }],
+  function_call: 'auto',
+  verbosity: 'low',
+  reasoning_effort: 'low',
+  logit_bias: { '50256': -100 },
+  presence_penalty: 0.5,
+  frequency_penalty: 0.5,
+  n: 2,
+  logprobs: true,
+};
 
 /** What the fake upstream answers in one battery case, and what the answer must then show. */
 export interface Scenario {
@@ -37,7 +48,8 @@ export interface Scenario {
 export interface ProviderConformance {
   /** The provider's name in the test config (error messages start with `<name>: `). */
   name: string;
-  capabilities: ConformanceCapabilities;
+  /** The plugin under test: the battery reads its declared `capabilities` (what it runs, what must be refused). */
+  plugin: Pick<ProviderPlugin, 'capabilities'>;
   /**
    * The providers.<name> entry pointing at the fake upstream (`url`), with CONFORMANCE_SECRET as
    * its credential (no error may repeat it); a plugin given by path, absolute.
@@ -91,6 +103,7 @@ export function runConformance(spec: ProviderConformance): void {
     });
 
     const client = () => t.client(DEV_KEY);
+    const caps = spec.plugin.capabilities ?? {};
     const use = (s: Scenario | undefined) => {
       if (!s) throw new Error('scenario missing');
       current = s.respond;
@@ -108,7 +121,7 @@ export function runConformance(spec: ProviderConformance): void {
       expect(r.usage!.prompt_tokens).toBeGreaterThan(0);
     });
 
-    const streamSkip = !spec.capabilities.streaming ? 'provider does not stream' : spec.skip?.stream;
+    const streamSkip = caps.streaming === false ? 'provider does not stream' : spec.skip?.stream;
     it.skipIf(Boolean(streamSkip))(`stream: every chunk valid, text arrives, one finish${streamSkip ? ` (skipped: ${streamSkip})` : ''}`, async () => {
       use(spec.scenarios.textStream);
       const stream = await client().chat.completions.create({ model: 'alias', stream: true, messages: [{ role: 'user', content: 'Hello' }] });
@@ -128,7 +141,7 @@ export function runConformance(spec: ProviderConformance): void {
       expect(finishes).toEqual(['stop']);
     });
 
-    const usageSkip = streamSkip ?? (!spec.capabilities.streamUsage ? 'provider reports no usage in streams' : spec.skip?.streamUsage);
+    const usageSkip = streamSkip ?? (caps.streamUsage === false ? 'provider reports no usage in streams' : spec.skip?.streamUsage);
     it.skipIf(Boolean(usageSkip))(`stream with include_usage: a final usage-only chunk${usageSkip ? ` (skipped: ${usageSkip})` : ''}`, async () => {
       use(spec.scenarios.textStream);
       const stream = await client().chat.completions.create({ model: 'alias', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hello' }] });
@@ -143,7 +156,7 @@ export function runConformance(spec: ProviderConformance): void {
       expect(last.usage!.total_tokens).toBe(last.usage!.prompt_tokens + last.usage!.completion_tokens);
     });
 
-    const toolSkip = !spec.capabilities.tools ? 'provider has no tools' : spec.skip?.tools;
+    const toolSkip = caps.tools === false ? 'provider has no tools' : spec.skip?.tools;
     it.skipIf(Boolean(toolSkip))(`tool call: finish_reason tool_calls with parsable arguments${toolSkip ? ` (skipped: ${toolSkip})` : ''}`, async () => {
       use(spec.scenarios.toolCall);
       const r = await client().chat.completions.create({ model: 'alias', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [TOOL], tool_choice: 'auto' });
@@ -167,6 +180,24 @@ export function runConformance(spec: ProviderConformance): void {
       if (spec.scenarios.toolCallStream?.toolName) expect(call.function.name).toBe(spec.scenarios.toolCallStream.toolName);
       expect(() => JSON.parse(call.function.arguments)).not.toThrow();
     });
+
+    // What the plugin declares it cannot honour is refused before anything reaches the upstream.
+    const refused = [...(caps.unsupportedParams ?? []), ...(caps.samplingExtras === false ? ['n', 'logprobs'] : [])].filter((p) => p in SAMPLE_VALUES);
+    for (const param of refused) {
+      it(`declared unsupported: ${param} → 400 unsupported_parameter, upstream not called`, async () => {
+        const calls = upstream.requests.length;
+        const err = await client()
+          .chat.completions.create({ model: 'alias', messages: [{ role: 'user', content: 'Hello' }], [param]: SAMPLE_VALUES[param] } as never)
+          .then(
+            () => undefined,
+            (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+          );
+        expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+        expect(err!.code).toBe('unsupported_parameter');
+        expect(err!.param).toBe(param);
+        expect(upstream.requests.length).toBe(calls);
+      });
+    }
 
     const expectations: Array<[number, unknown, number, string]> = [
       [400, OpenAI.BadRequestError, 400, 'upstream_bad_request'],

@@ -29,6 +29,6 @@ export { loadFixture, readFixtureFile, replay, splitStream, sseEventsOf, type Fi
 export { DEV_KEY, startTestGateway, useTestGateway, logLineFor, failureOf, type TestConfig, type TestGateway, type TestGatewayOptions, type UseTestGatewayOptions } from './gateway.ts';
 export { chatRequests, readSseEvents, type RequestFields, type StreamedChat } from './requests.ts';
 export { expectValid, type OpenAiSchema } from './schema.ts';
-export { runConformance, CONFORMANCE_SECRET, type ConformanceCapabilities, type ProviderConformance, type Scenario } from './conformance.ts';
+export { runConformance, CONFORMANCE_SECRET, type ProviderConformance, type Scenario } from './conformance.ts';
 export { callFactory } from './provider-call.ts';
 export { FakeClock, mulberry32 } from './clock.ts';

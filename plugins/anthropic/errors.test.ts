@@ -1,10 +1,13 @@
 /** Anthropic error bodies → UpstreamFailure, and the client error they end up as. */
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from 'switchyard-gateway/kit';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { readError, statusOf } from './errors.ts';
+import { loadFixture } from 'switchyard-gateway/kit/testing';
 
-const fixture = (name: string) => loadFixture('anthropic', name);
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/anthropic/', import.meta.url);
+
+const fixture = (name: string) => loadFixture(FIXTURES, name);
 const upstream = (name: string) => {
   const f = fixture(name);
   return UpstreamError.http('claude', f.status, readError(f.status, f.json, f.headers));

@@ -2,13 +2,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionRequest, ProviderCall } from 'switchyard-gateway';
 import { GatewayError } from 'switchyard-gateway/kit';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
-import { callFactory } from '../../test/helpers/provider-call.ts';
 import { applyCapabilities } from 'switchyard-gateway/kit';
 import plugin from './index.ts';
 import { buildMessagesRequest, type RequestSettings } from './request.ts';
+import { callFactory, loadFixture } from 'switchyard-gateway/kit/testing';
 
-const recorded = (name: string) => loadFixture('anthropic', name).request;
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/anthropic/', import.meta.url);
+
+const recorded = (name: string) => loadFixture(FIXTURES, name).request;
 
 const rawCallOf = callFactory({ provider: 'claude', model: 'claude-3-opus-latest' });
 /** A call as the core hands it over: the plugin's declared capabilities applied first. */

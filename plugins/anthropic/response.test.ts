@@ -2,10 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ProviderCall } from 'switchyard-gateway';
 import { UpstreamError } from 'switchyard-gateway/kit';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { finishReason, toCompletion, usageOf } from './response.ts';
+import { loadFixture } from 'switchyard-gateway/kit/testing';
 
-const answer = (name: string) => loadFixture('anthropic', name).json;
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/anthropic/', import.meta.url);
+
+const answer = (name: string) => loadFixture(FIXTURES, name).json;
 const call = { provider: 'claude', model: 'claude-x', requestId: 'req_1' } as ProviderCall;
 
 describe('toCompletion', () => {

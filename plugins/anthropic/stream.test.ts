@@ -2,12 +2,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk, ProviderCall } from 'switchyard-gateway';
 import { UpstreamError, type SseJsonEvent } from 'switchyard-gateway/kit';
-import { sseEventsOf } from '../../test/helpers/provider-call.ts';
 import { createStreamTranslator } from './stream.ts';
+import { sseEventsOf } from 'switchyard-gateway/kit/testing';
+
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/anthropic/', import.meta.url);
 
 const call = { provider: 'claude', model: 'claude-x', requestId: 'req_1' } as ProviderCall;
 
-const eventsOf = (name: string) => sseEventsOf('anthropic', name);
+const eventsOf = (name: string) => sseEventsOf(FIXTURES, name);
 
 function translate(events: SseJsonEvent[]): ChatCompletionChunk[] {
   const t = createStreamTranslator(call);

@@ -2,11 +2,14 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk } from 'switchyard-gateway';
 import { decodeSseJson, UpstreamError, categorize, type SseJsonEvent } from 'switchyard-gateway/kit';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { azurePath, createAzureStreamTranslator, readAzureError } from './index.ts';
+import { loadFixture } from 'switchyard-gateway/kit/testing';
+
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/azure/', import.meta.url);
 
 async function eventsOf(name: string): Promise<SseJsonEvent[]> {
-  const bytes = loadFixture('azure', name).body;
+  const bytes = loadFixture(FIXTURES, name).body;
   const events: SseJsonEvent[] = [];
   for await (const e of decodeSseJson((async function* () { yield new Uint8Array(bytes); })())) events.push(e);
   return events;
@@ -73,12 +76,12 @@ describe('stream', () => {
 
 describe('readAzureError', () => {
   it('a 429 with code "429" as a string and the wait only in its message', () => {
-    const f = loadFixture('azure', 'error-429-rate-limit');
+    const f = loadFixture(FIXTURES, 'error-429-rate-limit');
     expect(readAzureError(429, f.json)).toEqual({ message: 'Rate limit is exceeded. Try again in 2 seconds.', code: '429', param: null, retryAfterMs: 2000 });
   });
 
   it('a content-filter 400 says so, names the filtered categories and is a content_policy refusal', () => {
-    const failure = readAzureError(400, loadFixture('azure', 'error-400-content-filter').json);
+    const failure = readAzureError(400, loadFixture(FIXTURES, 'error-400-content-filter').json);
     expect(failure.message).toMatch(/^The response was filtered due to the prompt triggering Azure OpenAI's content management policy\..* \(content filter: violence \(medium\)\)$/);
     expect(failure).toMatchObject({ code: 'content_filter', param: 'messages', category: 'content_policy' });
     expect(categorize(failure)).toBe('content_policy');

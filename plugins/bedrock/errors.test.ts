@@ -1,9 +1,12 @@
 /** Bedrock error bodies and headers → upstream failures with the right status. */
 import { describe, expect, it } from 'vitest';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { exceptionName, readError, statusOf, streamFailure } from './errors.ts';
+import { loadFixture } from 'switchyard-gateway/kit/testing';
 
-const fixture = (name: string) => loadFixture('bedrock', name);
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/bedrock/', import.meta.url);
+
+const fixture = (name: string) => loadFixture(FIXTURES, name);
 
 describe('readError', () => {
   it('the type comes from x-amzn-errortype (its URL part cut off), the message from the body', () => {

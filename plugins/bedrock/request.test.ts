@@ -2,13 +2,15 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ChatCompletionRequest, ChatMessage, ProviderCall } from 'switchyard-gateway';
 import { GatewayError } from 'switchyard-gateway/kit';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
-import { callFactory } from '../../test/helpers/provider-call.ts';
 import { applyCapabilities } from 'switchyard-gateway/kit';
 import plugin from './index.ts';
 import { buildConverseBody, buildConverseRequest, conversePath, type RequestSettings } from './request.ts';
+import { callFactory, loadFixture } from 'switchyard-gateway/kit/testing';
 
-const recorded = (name: string) => loadFixture('bedrock', name).request as Record<string, any>;
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/bedrock/', import.meta.url);
+
+const recorded = (name: string) => loadFixture(FIXTURES, name).request as Record<string, any>;
 
 const rawCallOf = callFactory({ provider: 'aws', model: 'us.amazon.nova-micro-v1:0' });
 /** A call as the core hands it over: the plugin's declared capabilities applied first. */

@@ -1,11 +1,14 @@
 /** Recorded Converse answers → OpenAI chat completions. */
 import { describe, expect, it } from 'vitest';
 import type { ProviderCall } from 'switchyard-gateway';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { finishReason, toCompletion, usageOf } from './response.ts';
+import { loadFixture } from 'switchyard-gateway/kit/testing';
+
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/bedrock/', import.meta.url);
 
 const call = { provider: 'aws', model: 'us.amazon.nova-micro-v1:0', requestId: 'req_1' } as ProviderCall;
-const answer = (name: string) => loadFixture('bedrock', name).json;
+const answer = (name: string) => loadFixture(FIXTURES, name).json;
 
 describe('toCompletion', () => {
   it('text: the target model, a generated id, finish stop, usage', () => {

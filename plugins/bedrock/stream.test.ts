@@ -5,10 +5,12 @@ import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
 import type { ChatCompletionChunk, ProviderCall } from 'switchyard-gateway';
 import { UpstreamError } from 'switchyard-gateway/kit';
-import { FIXTURES } from '../../test/helpers/paths.ts';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { decodeEventStream, type BedrockStreamEvent } from './eventstream.ts';
 import { createStreamTranslator } from './stream.ts';
+import { loadFixture } from 'switchyard-gateway/kit/testing';
+
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/bedrock/', import.meta.url);
 
 const call = { provider: 'aws', model: 'us.amazon.nova-micro-v1:0', requestId: 'req_1' } as ProviderCall;
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
@@ -24,8 +26,8 @@ async function decode(bytes: Uint8Array, size = bytes.length || 1): Promise<Bedr
   return events;
 }
 
-const bin = (name: string) => new Uint8Array(loadFixture('bedrock', name).body);
-const jsonl = (name: string) => readFileSync(`${FIXTURES}/bedrock/${name}.events.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { headers: Record<string, string>; payload: Record<string, unknown> });
+const bin = (name: string) => new Uint8Array(loadFixture(FIXTURES, name).body);
+const jsonl = (name: string) => readFileSync(new URL(`${name}.events.jsonl`, FIXTURES), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { headers: Record<string, string>; payload: Record<string, unknown> });
 
 /** A frame as Bedrock would send it, encoded with the SDK's codec. */
 function frame(headers: Record<string, string>, payload: unknown): Uint8Array {

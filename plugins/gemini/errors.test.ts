@@ -1,10 +1,13 @@
 /** google.rpc error bodies → UpstreamFailure, and what the client sees for them. */
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from 'switchyard-gateway/kit';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
 import { durationMs, readGoogleError } from './errors.ts';
+import { loadFixture } from 'switchyard-gateway/kit/testing';
 
-const body = (name: string) => loadFixture('gemini', name).json;
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/gemini/', import.meta.url);
+
+const body = (name: string) => loadFixture(FIXTURES, name).json;
 
 describe('recorded error bodies', () => {
   it('API_KEY_INVALID (400) is the gateway credential: status 401, so 502 upstream_auth_failed without the message', () => {

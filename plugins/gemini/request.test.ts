@@ -2,17 +2,19 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionRequest, ProviderCall } from 'switchyard-gateway';
 import { GatewayError } from 'switchyard-gateway/kit';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
-import { callFactory } from '../../test/helpers/provider-call.ts';
 import { applyCapabilities } from 'switchyard-gateway/kit';
 import plugin from './index.ts';
 import { buildGenerateRequest, type RequestSettings } from './request.ts';
 import { SKIP_SIGNATURE } from './contents.ts';
 import { modelPath } from './index.ts';
+import { callFactory, loadFixture } from 'switchyard-gateway/kit/testing';
+
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/gemini/', import.meta.url);
 
 /** A recorded request body. Google's SDKs always send `generationConfig`, empty or not; we leave an empty one out. */
 function recorded(name: string): Record<string, any> {
-  const { generationConfig, ...rest } = loadFixture('gemini', name).request;
+  const { generationConfig, ...rest } = loadFixture(FIXTURES, name).request;
   return Object.keys(generationConfig ?? {}).length ? { ...rest, generationConfig } : rest;
 }
 

@@ -2,12 +2,14 @@
 import { describe, expect, it } from 'vitest';
 import type { ProviderCall } from 'switchyard-gateway';
 import { UpstreamError } from 'switchyard-gateway/kit';
-import { loadFixture } from '../../test/helpers/fake-upstream.ts';
-import { expectValid } from '../../test/helpers/schema.ts';
 import { finishReason, logprobsOf, toCompletion, usageOf } from './response.ts';
+import { expectValid, loadFixture } from 'switchyard-gateway/kit/testing';
+
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/gemini/', import.meta.url);
 
 const call = { provider: 'g', model: 'gemini-x', requestId: 'req_test' } as ProviderCall;
-const answer = (name: string) => loadFixture('gemini', name).json;
+const answer = (name: string) => loadFixture(FIXTURES, name).json;
 
 function complete(body: unknown) {
   const r = toCompletion(body, call);

@@ -2,13 +2,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk, ProviderCall } from 'switchyard-gateway';
 import { UpstreamError, type SseJsonEvent } from 'switchyard-gateway/kit';
-import { sseEventsOf } from '../../test/helpers/provider-call.ts';
-import { expectValid } from '../../test/helpers/schema.ts';
 import { createStreamTranslator } from './stream.ts';
+import { expectValid, sseEventsOf } from 'switchyard-gateway/kit/testing';
+
+/** This provider's recorded payloads. */
+const FIXTURES = new URL('../../test/fixtures/gemini/', import.meta.url);
 
 const call = { provider: 'g', model: 'gemini-x', requestId: 'req_1' } as ProviderCall;
 
-const eventsOf = (name: string) => sseEventsOf('gemini', name);
+const eventsOf = (name: string) => sseEventsOf(FIXTURES, name);
 
 const event = (data: unknown): SseJsonEvent => ({ data });
 

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import type { RunnableToolFunctionWithParse } from 'openai/lib/RunnableFunction';
-import { configYaml, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
+import { configYaml } from '../helpers/repo.ts';
 
 const ajv = new Ajv({ strict: false });
 

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/paths.ts';
+import { ROOT } from '../helpers/repo.ts';
 
 const BIOME = path.join(ROOT, 'node_modules/@biomejs/biome/bin/biome');
 // Inside plugins/ so that biome.jsonc's override for plugins/** applies to it.

@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/paths.ts';
+import { ROOT } from '../helpers/repo.ts';
 
 interface LockEntry {
   name?: string;

@@ -1,2 +1,0 @@
-/** Kept for tests that import it by this path. */
-export { FakeClock, mulberry32 } from 'switchyard-gateway/kit/testing';

@@ -1,0 +1,224 @@
+/**
+ * What the hardening suites share and the testing kit does not offer: a finder for configured
+ * secrets in every encoding a leak could take, raw HTTP over `net` (for requests no well-behaved
+ * client would send), bounded concurrency, and a check of the OpenAI error envelope that reports
+ * instead of throwing (a fuzzer collects every failure before it fails).
+ */
+import net from 'node:net';
+
+/** One way a secret can appear in text: the spec's list (raw, base64, base64url, URL-encoded, 12-character fragments). */
+export interface SecretForm {
+  encoding: string;
+  text: string;
+}
+
+/** The shortest fragment of a secret that counts as a leak. */
+export const FRAGMENT = 12;
+
+/**
+ * Every form of `secret` the audit looks for. Base64 is searched without its padding (a copy
+ * inside a longer string has none). Fragments are the raw secret's substrings of FRAGMENT
+ * characters; any longer copy contains one, so they also catch truncated echoes.
+ */
+export function secretForms(secret: string): SecretForm[] {
+  const forms: SecretForm[] = [
+    { encoding: 'raw', text: secret },
+    { encoding: 'base64', text: Buffer.from(secret).toString('base64').replace(/=+$/, '') },
+    { encoding: 'base64url', text: Buffer.from(secret).toString('base64url') },
+    { encoding: 'url-encoded', text: encodeURIComponent(secret) },
+  ];
+  for (let i = 0; i + FRAGMENT <= secret.length; i++) forms.push({ encoding: `fragment[${i}..${i + FRAGMENT}]`, text: secret.slice(i, i + FRAGMENT) });
+  // The same text twice (a secret without characters to escape) is reported once.
+  const seen = new Set<string>();
+  return forms.filter((f) => !seen.has(f.text) && seen.add(f.text));
+}
+
+export interface Leak {
+  /** Which secret (its label, never the secret itself, so a failing test does not print it whole). */
+  secret: string;
+  encoding: string;
+  /** Where the text came from: a response, a header, the log. */
+  where: string;
+  /** Up to 40 characters around the find, the find itself replaced by <…>. */
+  around: string;
+}
+
+/** Every place in `corpus` where one of `secrets` (label → value) appears in one of its forms. */
+export function findSecrets(corpus: Iterable<{ where: string; text: string }>, secrets: Record<string, string>): Leak[] {
+  const forms = Object.entries(secrets).flatMap(([label, value]) => secretForms(value).map((f) => ({ label, ...f })));
+  const leaks: Leak[] = [];
+  for (const { where, text } of corpus) {
+    for (const f of forms) {
+      const at = text.indexOf(f.text);
+      if (at < 0) continue;
+      const around = `${text.slice(Math.max(0, at - 40), at)}<${f.encoding}>${text.slice(at + f.text.length, at + f.text.length + 40)}`;
+      leaks.push({ secret: f.label, encoding: f.encoding, where, around });
+    }
+  }
+  return leaks;
+}
+
+/** Why `body` is not the OpenAI error envelope {"error":{"message","type","param","code"}}, or undefined when it is. */
+export function envelopeProblem(body: unknown): string | undefined {
+  if (!body || typeof body !== 'object') return 'not a JSON object';
+  const error = (body as { error?: unknown }).error;
+  if (!error || typeof error !== 'object') return 'no error object';
+  const e = error as Record<string, unknown>;
+  if (typeof e.message !== 'string' || !e.message) return 'error.message is not a non-empty string';
+  if (typeof e.type !== 'string' || !e.type) return 'error.type is not a non-empty string';
+  if (!('param' in e) || (e.param !== null && typeof e.param !== 'string')) return 'error.param is not a string or null';
+  if (typeof e.code !== 'string' || !e.code) return 'error.code is not a non-empty string';
+  return undefined;
+}
+
+/** Runs `fn` over `items` with at most `limit` calls in flight; results in input order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+export interface ParsedResponse {
+  status: number;
+  statusLine: string;
+  /** Lower-cased names; a repeated header keeps every value. */
+  headers: Record<string, string[]>;
+  body: string;
+}
+
+export interface RawExchange {
+  /** Everything the server sent. */
+  raw: Buffer;
+  /** The server closed (or reset) the connection before `timeoutMs`. */
+  closed: boolean;
+  /** From connecting until the close (or the timeout). */
+  elapsedMs: number;
+  /** The first response in `raw`, when there is one. */
+  response?: ParsedResponse;
+  /** How many HTTP status lines `raw` holds (a smuggled second request would add one). */
+  responses: number;
+  /** A socket error seen (ECONNRESET after the answer is normal for a server that closes while we write). */
+  error?: string;
+}
+
+/**
+ * Sends bytes to 127.0.0.1:port over a fresh TCP connection and reads until the server closes it
+ * or `timeoutMs` passes. `send` is the bytes, or a function writing them over time (a trickle);
+ * it gets `closed()` to stop when the server has given up on it.
+ */
+export function rawExchange(port: number, send: string | Buffer | ((socket: net.Socket, closed: () => boolean) => Promise<void>), timeoutMs = 5000): Promise<RawExchange> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const parts: Buffer[] = [];
+    let error: string | undefined;
+    let done = false;
+    const finish = (closed: boolean) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      const raw = Buffer.concat(parts);
+      resolve({ raw, closed, elapsedMs: performance.now() - started, response: parseResponse(raw), responses: countStatusLines(raw), error });
+    };
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    socket.on('data', (d: Buffer) => parts.push(d));
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      error = err.code ?? err.message;
+    });
+    socket.on('close', () => finish(true));
+    socket.on('connect', () => {
+      if (typeof send === 'function') {
+        send(socket, () => done || socket.destroyed || socket.writableEnded).catch((err: Error) => {
+          error ??= err.message;
+        });
+      } else {
+        socket.write(send);
+      }
+    });
+  });
+}
+
+/** Writes `bytes` one byte every `gapMs` until they are all out or the connection is gone. */
+export function trickle(bytes: string | Buffer, gapMs: number) {
+  const data = Buffer.from(bytes);
+  return async (socket: net.Socket, closed: () => boolean) => {
+    for (let i = 0; i < data.length && !closed(); i++) {
+      socket.write(data.subarray(i, i + 1));
+      await new Promise((r) => setTimeout(r, gapMs));
+    }
+  };
+}
+
+function countStatusLines(raw: Buffer): number {
+  return raw.toString('latin1').match(/(^|\r\n)HTTP\/\d\.\d \d{3}/g)?.length ?? 0;
+}
+
+/** The first HTTP/1.x response in `raw` (body de-chunked), or undefined when none is complete enough to read. */
+export function parseResponse(raw: Buffer): ParsedResponse | undefined {
+  const text = raw.toString('latin1');
+  const end = text.indexOf('\r\n\r\n');
+  if (!text.startsWith('HTTP/') || end < 0) return undefined;
+  const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
+  const headers: Record<string, string[]> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon < 0) continue;
+    const name = line.slice(0, colon).trim().toLowerCase();
+    (headers[name] ??= []).push(line.slice(colon + 1).trim());
+  }
+  let rest = raw.subarray(Buffer.byteLength(text.slice(0, end + 4), 'latin1'));
+  let body: Buffer;
+  if (headers['transfer-encoding']?.some((v) => /chunked/i.test(v))) {
+    const out: Buffer[] = [];
+    for (;;) {
+      const lineEnd = rest.indexOf('\r\n');
+      if (lineEnd < 0) break;
+      const size = Number.parseInt(rest.subarray(0, lineEnd).toString('latin1'), 16);
+      if (!Number.isFinite(size) || size === 0) break;
+      out.push(rest.subarray(lineEnd + 2, lineEnd + 2 + size));
+      rest = rest.subarray(lineEnd + 2 + size + 2);
+    }
+    body = Buffer.concat(out);
+  } else if (headers['content-length']) {
+    body = rest.subarray(0, Number(headers['content-length'][0]));
+  } else {
+    body = rest;
+  }
+  return { status: Number(statusLine.split(' ')[1]), statusLine, headers, body: body.toString('utf8') };
+}
+
+/** JSON.parse that answers undefined instead of throwing. */
+export function tryJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `depth` arrays nested in each other around `inner` (built iteratively: the test must not overflow its own stack). */
+export function nestedArrays(depth: number, inner: unknown = 1): unknown {
+  let value = inner;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
+
+/** `depth` objects nested under `key`. */
+export function nestedObjects(depth: number, key = 'a', inner: unknown = 1): unknown {
+  let value = inner;
+  for (let i = 0; i < depth; i++) value = { [key]: value };
+  return value;
+}
+
+/** JSON text of `depth` nested arrays, written directly (JSON.stringify recurses and would overflow at large depths). */
+export function deepJsonText(depth: number, open = '[', close = ']', inner = '1'): string {
+  return open.repeat(depth) + inner + close.repeat(depth);
+}

@@ -21,6 +21,9 @@ import { GatewayError } from './errors.ts';
 import type { Attempt } from './pipeline/attempt.ts';
 import type { RequestContext } from './plugin-api.ts';
 import { combineObservers, type GatewayObserver } from './pipeline/observer.ts';
+import { createInstruments, type Instruments } from './observability/index.ts';
+import { startMetricsListener, type MetricsListener } from './server/routes/metrics.ts';
+import { systemClock } from './runtime/clock.ts';
 import { openStateBackend, type StateBackend } from './governance/index.ts';
 import type { GatewayConfig } from './config/types.ts';
 import path from 'node:path';
@@ -61,9 +64,14 @@ export class Gateway {
   url = '';
   /** The outcome of the last reload attempt, if any (shown at /readyz). */
   lastReload: ReloadOutcome | undefined;
+  /** Where Prometheus scrapes (on the main port, or on `metrics.port`); undefined when metrics are off. */
+  metricsUrl: string | undefined;
   #runtime: Runtime;
   readonly #options: GatewayOptions;
   readonly #observer: GatewayObserver;
+  /** Metrics and traces: made once from the first config, they outlive generations. */
+  readonly #instruments: Instruments;
+  #metricsListener: MetricsListener | undefined;
   /** Limits, budgets and spend, shared by every generation (and, with Redis, every instance). */
   readonly state: StateBackend | undefined;
   #watcher: Watcher | undefined;
@@ -75,9 +83,10 @@ export class Gateway {
   /** Connections that have not sent a request yet: Node's close() does not count them idle. */
   readonly #fresh = new Set<Socket>();
 
-  private constructor(runtime: Runtime, log: Logger, options: GatewayOptions, observer: GatewayObserver, state: StateBackend | undefined) {
+  private constructor(runtime: Runtime, log: Logger, options: GatewayOptions, observer: GatewayObserver, instruments: Instruments, state: StateBackend | undefined) {
     this.#runtime = runtime;
     this.#observer = observer;
+    this.#instruments = instruments;
     this.state = state;
     this.log = log;
     this.#options = options;
@@ -87,6 +96,7 @@ export class Gateway {
       onRequestDone: (r, ctx) => this.#requestDone(r, ctx),
       log,
       observer,
+      metricsEndpoint: instruments.metrics && runtime.config.metrics.port === undefined ? { metrics: instruments.metrics, path: runtime.config.metrics.path } : undefined,
       bodyLimit: runtime.bodyLimit,
       headersTimeoutMs: runtime.config.server.headersTimeoutMs,
       requestTimeoutMs: runtime.config.server.requestTimeoutMs,
@@ -108,7 +118,9 @@ export class Gateway {
   static async start(options: GatewayOptions): Promise<Gateway> {
     const parsed = await parseConfigFile(options.config, options.env);
     const log = options.logger ?? createLogger(parsed.config?.log ?? { level: 'info', format: 'auto' });
-    const observer = combineObservers(options.observers ?? [], (err) => log.warn({ err }, 'an observer failed'));
+    let gateway: Gateway | undefined;
+    const instruments = createInstruments(parsed.config, { env: options.env ?? process.env, log, clock: options.clock ?? systemClock, runtime: () => gateway?.runtime });
+    const observer = combineObservers([...instruments.observers, ...(options.observers ?? [])], (err) => log.warn({ err }, 'an observer failed'));
     // Live counters outlive config generations: opened once, from the first config's `state:`.
     const state = parsed.config ? await openState(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
     let runtime: Runtime;
@@ -118,7 +130,7 @@ export class Gateway {
       await state?.close();
       throw err;
     }
-    const gateway = new Gateway(runtime, log, options, observer, state);
+    gateway = new Gateway(runtime, log, options, observer, instruments, state);
     for (const w of runtime.warnings) log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
     const host = options.host ?? runtime.config.server.host;
     const port = options.port ?? runtime.config.server.port;
@@ -127,6 +139,12 @@ export class Gateway {
     const actualPort = typeof address === 'object' && address ? address.port : port;
     const shownHost = host.includes(':') ? `[${host}]` : host;
     gateway.url = `http://${shownHost}:${actualPort}`;
+    try {
+      await gateway.#serveMetrics(host);
+    } catch (err) {
+      await gateway.close(0);
+      throw err;
+    }
     if (options.watch) gateway.#watch();
     return gateway;
   }
@@ -151,6 +169,7 @@ export class Gateway {
     } catch (err) {
       const errors = err instanceof ConfigError ? err.issues.filter((i) => i.severity === 'error').map(formatIssue) : [String((err as Error)?.message ?? err)];
       this.lastReload = { ok: false, generation: current.generation, at, trigger, errors };
+      this.#instruments.reloaded(false);
       this.log.error({ trigger, errors, generation: current.generation }, `reload rejected, still serving generation ${current.generation}:\n  ${errors.join('\n  ')}`);
       return this.lastReload;
     }
@@ -158,12 +177,22 @@ export class Gateway {
     const changes = describeChanges(current.config, next.config, next.changedPluginFiles);
     const summary = summarizeChanges(changes);
     this.lastReload = { ok: true, generation: next.generation, at, trigger, changes: summary };
+    this.#instruments.reloaded(true);
     this.log.info({ trigger, generation: next.generation, changes }, `reloaded ${next.file} (generation ${next.generation}): ${summary}`);
     if (changes.needsRestart.length) this.log.warn({ settings: changes.needsRestart }, `changed settings that take effect only after a restart: ${changes.needsRestart.join(', ')}`);
     for (const w of next.warnings) this.log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
     this.#retire(current);
     if (this.#watcher) this.#watch();
     return this.lastReload;
+  }
+
+  /** Metrics on the main port, or on a listener of their own (`metrics.port`, same host). */
+  async #serveMetrics(host: string): Promise<void> {
+    const metrics = this.#instruments.metrics;
+    const { path, port } = this.#runtime.config.metrics;
+    if (!metrics) return;
+    if (port !== undefined) this.#metricsListener = await startMetricsListener({ metrics, path }, { host, port, getRuntime: () => this.#runtime });
+    this.metricsUrl = `${this.#metricsListener?.url ?? this.url}${path}`;
   }
 
   #retire(runtime: Runtime): void {
@@ -215,6 +244,8 @@ export class Gateway {
     await Promise.all([...this.#retired].map((r) => r.close()));
     this.#retired.clear();
     await this.#runtime.close();
+    await this.#metricsListener?.close();
+    await this.#instruments.close();
     await this.state?.close();
   }
 }

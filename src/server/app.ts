@@ -9,6 +9,7 @@ import type { RequestContext } from '../plugin-api.ts';
 import { createContext, requestIdFor } from './context.ts';
 import { chatRoutes, CHAT_PATHS } from './routes/chat.ts';
 import { healthRoutes } from './routes/health.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { modelRoutes } from './routes/models.ts';
 import type { RouteModule, ServerDeps } from './surface.ts';
 
@@ -19,7 +20,7 @@ export interface AppOptions extends ServerDeps {
   requestTimeoutMs: number;
 }
 
-const ROUTES: readonly RouteModule[] = [chatRoutes, modelRoutes, healthRoutes];
+const ROUTES: readonly RouteModule[] = [chatRoutes, modelRoutes, healthRoutes, metricsRoutes];
 
 /** The allowed method when the path exists, else undefined. */
 export function allowedMethod(url: string): string | undefined {

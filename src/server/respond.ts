@@ -9,6 +9,7 @@ import type { ChatCompletionChunk } from '../openai-types.ts';
 import type { GatewayError } from '../errors.ts';
 import { SSE_DONE, SSE_HEADERS, sseData } from '../protocol/sse.ts';
 import { attemptCount } from '../pipeline/attempts.ts';
+import { addTimingHeaders } from '../observability/timing.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -17,6 +18,7 @@ export function responseHeaders(ctx: RequestContext): Record<string, string> {
   if (ctx.attempt) headers['x-switchyard-provider'] = ctx.attempt.target.provider;
   const tried = attemptCount(ctx);
   if (tried) headers['x-switchyard-attempts'] = String(tried);
+  addTimingHeaders(headers, ctx);
   return headers;
 }
 
@@ -44,9 +46,10 @@ export function sendError(res: ServerResponse, ctx: RequestContext, error: Gatew
 export async function sendStream(res: ServerResponse, ctx: RequestContext, chunks: AsyncIterable<ChatCompletionChunk>, toClientError: (err: unknown) => GatewayError): Promise<void> {
   const wantsUsage = ctx.body.stream_options?.include_usage === true;
   ctx.status = 200;
+  // The first chunk is ready: time to first token is known before the headers go out (Server-Timing).
+  ctx.timing.firstChunkMs = performance.now() - ctx.startedAt;
   res.writeHead(200, { ...responseHeaders(ctx), ...SSE_HEADERS });
   res.socket?.setNoDelay(true);
-  ctx.timing.firstChunkMs = performance.now() - ctx.startedAt;
   try {
     const delivered = (ctx.delivered = { chars: 0 });
     for await (const chunk of chunks) {

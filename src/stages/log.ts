@@ -5,6 +5,7 @@
  */
 import { defineStage, type RequestContext } from '../plugin-api.ts';
 import { attemptCount } from '../pipeline/attempts.ts';
+import { overheadMs, roundMs } from '../observability/timing.ts';
 
 export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
   const usage = ctx.usage;
@@ -21,7 +22,11 @@ export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
     totalTokens: usage?.total_tokens,
     durationMs: Math.round((performance.now() - ctx.startedAt) * 100) / 100,
     attempts: attemptCount(ctx),
+    upstreamMs: roundMs(ctx.timing.upstreamMs),
+    overheadMs: roundMs(overheadMs(ctx)),
   };
+  if (ctx.timing.firstChunkMs !== undefined) line.ttftMs = roundMs(ctx.timing.firstChunkMs);
+  if (ctx.traceId) line.traceId = ctx.traceId;
   // null (unknown price) is logged as such, never as 0.
   if (ctx.costUsd !== undefined) line.costUsd = ctx.costUsd;
   if (ctx.key?.team) line.team = ctx.key.team;

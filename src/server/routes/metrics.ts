@@ -13,11 +13,10 @@ import { sha256Hex } from '../../runtime/keys.ts';
 import type { Runtime } from '../../runtime/build.ts';
 import type { RouteModule } from '../surface.ts';
 
-/** What serving the metrics needs: the registry, where, and whether an admin key is asked for. */
+/** What serving the metrics needs: the registry and its path (restart-only settings). */
 export interface MetricsEndpoint {
   metrics: GatewayMetrics;
   path: string;
-  auth: boolean;
 }
 
 declare module '../surface.ts' {
@@ -35,10 +34,12 @@ export const metricsRoutes: RouteModule = {
   },
 };
 
-function scrape({ metrics, auth }: MetricsEndpoint, getRuntime: () => Runtime) {
+function scrape({ metrics }: MetricsEndpoint, getRuntime: () => Runtime) {
   return async function scrape(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.header('x-request-id', request.id);
-    if (auth && !isAdmin(request.headers, getRuntime().config)) {
+    // `auth` and the admin keys are read from the generation serving now: a reload changes them.
+    const config = getRuntime().config;
+    if (config.metrics.auth && !isAdmin(request.headers, config)) {
       const error = new GatewayError('invalid_api_key', 'The metrics need an admin key (admin.keys in gateway.yaml) in "Authorization: Bearer".');
       reply.code(error.status).header('www-authenticate', 'Bearer').send(error.toJSON());
       return;

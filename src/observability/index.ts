@@ -1,0 +1,68 @@
+/**
+ * The gateway's instruments, made once from the first config and kept for the gateway's life
+ * (across reloads): Prometheus metrics (`metrics:`, on by default) and OpenTelemetry traces
+ * (`tracing:` or OTEL_EXPORTER_OTLP_*). Each is a GatewayObserver; the gateway adds them to
+ * the observers it was given.
+ */
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/types.ts';
+import type { Clock, RuntimeView } from '../plugin-api.ts';
+import type { GatewayObserver } from '../pipeline/observer.ts';
+import { GatewayMetrics } from './metrics.ts';
+import { TracingObserver } from './trace-observer.ts';
+import { resolveTracing, startTracing, type GatewayTracing } from './tracing.ts';
+
+export { GatewayMetrics } from './metrics.ts';
+export { addTimingHeaders, overheadMs, roundMs } from './timing.ts';
+
+export interface InstrumentsDeps {
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  clock: Clock;
+  /** The generation serving now; undefined until the gateway has started. */
+  runtime(): RuntimeView | undefined;
+}
+
+export interface Instruments {
+  readonly observers: readonly GatewayObserver[];
+  /** Undefined when `metrics.enabled: false`. */
+  readonly metrics: GatewayMetrics | undefined;
+  readonly tracing: GatewayTracing | undefined;
+  /** A reload was tried: counted by result. */
+  reloaded(ok: boolean): void;
+  /** Sends the spans still queued; at shutdown. */
+  close(): Promise<void>;
+}
+
+export function createInstruments(config: GatewayConfig | undefined, deps: InstrumentsDeps): Instruments {
+  const observers: GatewayObserver[] = [];
+  const metrics = config?.metrics.enabled ? new GatewayMetrics({ runtime: deps.runtime, clock: deps.clock }) : undefined;
+  if (metrics) observers.push(metrics);
+  const settings = config ? resolveTracing(config.tracing, deps.env, (msg) => deps.log.warn(msg)) : undefined;
+  const tracing = settings ? startTracing(settings, deps.log, packageVersion()) : undefined;
+  if (tracing) {
+    observers.push(new TracingObserver(tracing.tracer, { captureContent: tracing.settings.captureContent }));
+    deps.log.info(
+      { collector: settings!.url, protocol: settings!.protocol, sampleRatio: settings!.sampleRatio, captureContent: settings!.captureContent, from: settings!.source },
+      `tracing on: spans go to ${settings!.url}`,
+    );
+  }
+  return {
+    observers,
+    metrics,
+    tracing,
+    reloaded: (ok) => metrics?.countReload(ok),
+    close: async () => {
+      await tracing?.shutdown().catch((err: unknown) => deps.log.warn({ err }, 'tracing shutdown failed'));
+    },
+  };
+}
+
+function packageVersion(): string {
+  try {
+    return JSON.parse(readFileSync(new URL(import.meta.resolve('switchyard-gateway/package.json')), 'utf8')).version;
+  } catch {
+    return 'unknown';
+  }
+}

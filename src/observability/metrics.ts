@@ -1,0 +1,232 @@
+/**
+ * Prometheus metrics (prom-client): the GenAI conventions' histograms in their Prometheus form,
+ * the gateway's own counters, and Node's process metrics. One registry per gateway, fed by an
+ * observer that lives as long as the gateway, so a reload never sends a counter backwards.
+ * Every label value goes through ./labels.ts (gateway.yaml names and fixed enums only).
+ *
+ * Per request the work is a handful of map look-ups and additions, once, when it ends; the
+ * gauges that describe state (target breakers, config generation) are read only when scraped.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { AttemptRecord, Clock, ModelRoute, RequestContext, RouteTarget, RuntimeView } from '../plugin-api.ts';
+import type { GatewayObserver } from '../pipeline/observer.ts';
+import { BUCKETS, OPERATION_CHAT } from './semconv.ts';
+import { codeLabel, keyLabel, modelLabel, providerLabel, refusedLimit, statusLabel, targetLabel, teamLabel } from './labels.ts';
+import { overheadMs } from './timing.ts';
+
+/** `switchyard_target_state`: 0 healthy, 1 cooling down, 2 half-open (the next request, or the one running, is the probe). */
+export const TARGET_STATE = { healthy: 0, cooling: 1, probing: 2 } as const;
+
+/** What became of one attempt, seen from the whole request. */
+export type AttemptOutcome = 'succeeded' | 'retried' | 'failed_over' | 'failed' | 'skipped';
+
+const GENAI_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;
+type GenAiLabels = Record<(typeof GENAI_LABELS)[number], string>;
+
+/** Node's process metrics are the process's, not a gateway's: one registry for all gateways in it. */
+let processRegistry: Registry | undefined;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+    // Gauges whose `_total` suffix promtool rejects (only counters may have it); their
+    // per-type breakdowns (nodejs_active_handles{type} ...) carry the same numbers.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) processRegistry.removeSingleMetric(name);
+  }
+  return processRegistry;
+}
+
+export interface MetricsSource {
+  /** The generation serving now (undefined until the gateway has started). */
+  runtime(): RuntimeView | undefined;
+  /** The clock the target breakers run on. */
+  clock: Clock;
+}
+
+export class GatewayMetrics implements GatewayObserver {
+  readonly registry = new Registry();
+  readonly contentType = Registry.PROMETHEUS_CONTENT_TYPE;
+  readonly #source: MetricsSource;
+  /** GenAI label sets per (alias, target): built once, shared by every request routed there. */
+  readonly #genAiLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabels>>();
+
+  readonly #operationDuration: Histogram<(typeof GENAI_LABELS)[number] | 'error_type'>;
+  readonly #tokenUsage: Histogram<(typeof GENAI_LABELS)[number] | 'gen_ai_token_type'>;
+  readonly #timeToFirstToken: Histogram<(typeof GENAI_LABELS)[number]>;
+  readonly #requests: Counter<'model' | 'provider' | 'status' | 'code'>;
+  readonly #attempts: Counter<'provider' | 'target' | 'outcome'>;
+  readonly #inFlight: Gauge;
+  readonly #cost: Counter<'key' | 'team' | 'model'>;
+  readonly #tokens: Counter<'key' | 'model' | 'type'>;
+  readonly #rateLimited: Counter<'key' | 'limit'>;
+  readonly #reloads: Counter<'result'>;
+  readonly #overhead: Histogram;
+
+  constructor(source: MetricsSource) {
+    this.#source = source;
+    const registers = [this.registry];
+    this.#operationDuration = new Histogram({
+      name: 'gen_ai_client_operation_duration_seconds',
+      help: 'GenAI operation duration: one chat request through the gateway, retries and fallbacks included, until its answer ended (OTel gen_ai.client.operation.duration).',
+      labelNames: [...GENAI_LABELS, 'error_type'],
+      buckets: [...BUCKETS.operationDuration],
+      registers,
+    });
+    this.#tokenUsage = new Histogram({
+      name: 'gen_ai_client_token_usage',
+      help: 'Number of input and output tokens used per request, as the provider reported them (OTel gen_ai.client.token.usage).',
+      labelNames: [...GENAI_LABELS, 'gen_ai_token_type'],
+      buckets: [...BUCKETS.tokenUsage],
+      registers,
+    });
+    this.#timeToFirstToken = new Histogram({
+      name: 'gen_ai_server_time_to_first_token_seconds',
+      help: 'Streams: time from the request arriving to its first chunk being sent (OTel gen_ai.server.time_to_first_token).',
+      labelNames: GENAI_LABELS,
+      buckets: [...BUCKETS.timeToFirstToken],
+      registers,
+    });
+    this.#requests = new Counter({
+      name: 'switchyard_requests_total',
+      help: 'Chat requests answered, by model alias (_other: not in gateway.yaml), provider that answered last, HTTP status and error code (ok when none).',
+      labelNames: ['model', 'provider', 'status', 'code'],
+      registers,
+    });
+    this.#attempts = new Counter({
+      name: 'switchyard_attempts_total',
+      help: 'Upstream attempts by provider, target (provider/model) and outcome: succeeded, retried (the same target was tried again), failed_over (another target was tried next), failed (the last one), skipped (cooling down or unavailable).',
+      labelNames: ['provider', 'target', 'outcome'],
+      registers,
+    });
+    this.#inFlight = new Gauge({ name: 'switchyard_in_flight_requests', help: 'Chat requests being served now (streams until their last byte).', registers });
+    this.#cost = new Counter({
+      name: 'switchyard_cost_usd_total',
+      help: 'USD spent at the configured prices, by key, team and model alias.',
+      labelNames: ['key', 'team', 'model'],
+      registers,
+    });
+    this.#tokens = new Counter({ name: 'switchyard_tokens_total', help: 'Tokens used, by key, model alias and type (input, output).', labelNames: ['key', 'model', 'type'], registers });
+    this.#rateLimited = new Counter({
+      name: 'switchyard_rate_limited_total',
+      help: "Requests refused by the gateway's own limits, by key and limit (requests, tokens, concurrency, budget, unpriced).",
+      labelNames: ['key', 'limit'],
+      registers,
+    });
+    this.#reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reload attempts by result (ok, rejected).', labelNames: ['result'], registers });
+    this.#reloads.inc({ result: 'ok' }, 0);
+    this.#reloads.inc({ result: 'rejected' }, 0);
+    this.#overhead = new Histogram({
+      name: 'switchyard_overhead_seconds',
+      help: 'Time a request spent in the gateway itself: its whole duration minus the waits for upstreams (retry backoff and writing to a slow client included).',
+      buckets: [...BUCKETS.overhead],
+      registers,
+    });
+    new Gauge({
+      name: 'switchyard_config_generation',
+      help: 'The config generation serving new requests (1 at start, +1 per successful reload).',
+      registers,
+      collect() {
+        this.set(source.runtime()?.generation ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_target_state',
+      help: 'Circuit breaker of each alias target: 0 healthy, 1 cooling down, 2 half-open (probing).',
+      labelNames: ['model', 'target'],
+      registers,
+      collect() {
+        // Reset first: targets removed by a reload disappear instead of reporting a stale state.
+        this.reset();
+        const runtime = source.runtime();
+        if (!runtime) return;
+        const now = source.clock.now();
+        for (const route of runtime.models.values()) {
+          for (const target of route.targets) this.set({ model: route.name, target: targetLabel(target) }, targetState(target, now));
+        }
+      },
+    });
+  }
+
+  /** The exposition text: the process's metrics, then this gateway's. */
+  async render(): Promise<string> {
+    const [process, gateway] = await Promise.all([processMetrics().metrics(), this.registry.metrics()]);
+    return process + gateway;
+  }
+
+  countReload(ok: boolean): void {
+    this.#reloads.inc({ result: ok ? 'ok' : 'rejected' });
+  }
+
+  requestStarted(): void {
+    this.#inFlight.inc();
+  }
+
+  requestEnded(ctx: RequestContext): void {
+    this.#inFlight.dec();
+    const now = performance.now();
+    const model = modelLabel(ctx, this.#source.runtime()?.models);
+    const code = codeLabel(ctx);
+    this.#requests.inc({ model, provider: providerLabel(ctx), status: statusLabel(ctx), code });
+    this.#overhead.observe(overheadMs(ctx, now) / 1000);
+    const key = keyLabel(ctx);
+    const limit = refusedLimit(ctx);
+    if (limit) this.#rateLimited.inc({ key, limit });
+    this.#countAttempts(ctx.attempts);
+
+    const attempt = ctx.attempt;
+    // Requests refused before any upstream was tried are not GenAI operations (they are counted above).
+    if (!attempt || !ctx.route) return;
+    const genAi = this.#genAiLabelsOf(ctx.route, attempt.target);
+    this.#operationDuration.observe(code === 'ok' ? genAi : { ...genAi, error_type: code }, (now - ctx.startedAt) / 1000);
+    if (ctx.timing.firstChunkMs !== undefined) this.#timeToFirstToken.observe(genAi, ctx.timing.firstChunkMs / 1000);
+    const usage = ctx.usage;
+    if (usage) {
+      this.#tokenUsage.observe({ ...genAi, gen_ai_token_type: 'input' }, usage.prompt_tokens);
+      this.#tokenUsage.observe({ ...genAi, gen_ai_token_type: 'output' }, usage.completion_tokens);
+      this.#tokens.inc({ key, model, type: 'input' }, usage.prompt_tokens);
+      this.#tokens.inc({ key, model, type: 'output' }, usage.completion_tokens);
+    }
+    // Set by governance from the target's price; null when the price is unknown (nothing to add).
+    const cost = ctx.costUsd;
+    if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) this.#cost.inc({ key, team: teamLabel(ctx), model }, cost);
+  }
+
+  /** Each attempt's outcome, known only once the next one (or none) followed it. */
+  #countAttempts(records: readonly AttemptRecord[]): void {
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i];
+      this.#attempts.inc({ provider: r.provider, target: targetLabel(r), outcome: attemptOutcome(records, i) });
+    }
+  }
+
+  #genAiLabelsOf(route: ModelRoute, target: RouteTarget): GenAiLabels {
+    let byTarget = this.#genAiLabels.get(route);
+    if (!byTarget) this.#genAiLabels.set(route, (byTarget = new WeakMap()));
+    let labels = byTarget.get(target);
+    if (!labels) {
+      labels = Object.freeze({ gen_ai_operation_name: OPERATION_CHAT, gen_ai_provider_name: target.provider, gen_ai_request_model: route.name, gen_ai_response_model: target.model });
+      byTarget.set(target, labels);
+    }
+    return labels;
+  }
+}
+
+/** What became of `records[i]`: a failure is a retry when the next attempt made went to the same target, a failover when to another. */
+export function attemptOutcome(records: readonly AttemptRecord[], i: number): AttemptOutcome {
+  const r = records[i];
+  if (r.outcome === 'ok') return 'succeeded';
+  if (r.outcome === 'skipped') return 'skipped';
+  for (let j = i + 1; j < records.length; j++) {
+    const next = records[j];
+    if (next.outcome === 'skipped') continue;
+    return next.provider === r.provider && next.model === r.model ? 'retried' : 'failed_over';
+  }
+  return 'failed';
+}
+
+function targetState(target: RouteTarget, now: number): number {
+  const state = target.state;
+  if (state.coolingFor(now) > 0) return TARGET_STATE.cooling;
+  // TargetState's breaker stays open after the cooldown until a probe succeeds (half-open).
+  return (state as { readonly open?: boolean }).open ? TARGET_STATE.probing : TARGET_STATE.healthy;
+}

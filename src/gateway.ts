@@ -96,6 +96,7 @@ export class Gateway {
       onRequestDone: (r, ctx) => this.#requestDone(r, ctx),
       log,
       observer,
+      state,
       metricsEndpoint: instruments.metrics && runtime.config.metrics.port === undefined ? { metrics: instruments.metrics, path: runtime.config.metrics.path } : undefined,
       bodyLimit: runtime.bodyLimit,
       headersTimeoutMs: runtime.config.server.headersTimeoutMs,

@@ -7,6 +7,7 @@ import { handleClientError } from './client-errors.ts';
 import { GatewayError, toGatewayError } from '../errors.ts';
 import type { RequestContext } from '../plugin-api.ts';
 import { createContext, requestIdFor } from './context.ts';
+import { adminRoutes } from './routes/admin.ts';
 import { chatRoutes, CHAT_PATHS } from './routes/chat.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -20,7 +21,7 @@ export interface AppOptions extends ServerDeps {
   requestTimeoutMs: number;
 }
 
-const ROUTES: readonly RouteModule[] = [chatRoutes, modelRoutes, healthRoutes, metricsRoutes];
+const ROUTES: readonly RouteModule[] = [chatRoutes, modelRoutes, healthRoutes, metricsRoutes, adminRoutes];
 
 /** The allowed method when the path exists, else undefined. */
 export function allowedMethod(url: string): string | undefined {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Runtime } from '../runtime/build.ts';
 import type { RequestContext } from '../plugin-api.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
+import type { StateBackend } from '../governance/index.ts';
 
 /** What the route modules need from the gateway. */
 export interface ServerDeps {
@@ -15,6 +16,8 @@ export interface ServerDeps {
   log: Logger;
   /** The gateway's instruments; every request is reported to them. */
   observer: GatewayObserver;
+  /** Limits, budgets and usage records, shared by every generation (the admin API reads them). */
+  state?: StateBackend;
   /** Extra readiness details (e.g. the last reload's outcome). */
   readiness?(): Record<string, unknown>;
 }

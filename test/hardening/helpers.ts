@@ -4,7 +4,8 @@
  * client would send), bounded concurrency, and a check of the OpenAI error envelope that reports
  * instead of throwing (a fuzzer collects every failure before it fails).
  */
-import net from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import net, { type AddressInfo } from 'node:net';
 
 /** One way a secret can appear in text: the spec's list (raw, base64, base64url, URL-encoded, 12-character fragments). */
 export interface SecretForm {
@@ -221,4 +222,161 @@ export function nestedObjects(depth: number, key = 'a', inner: unknown = 1): unk
 /** JSON text of `depth` nested arrays, written directly (JSON.stringify recurses and would overflow at large depths). */
 export function deepJsonText(depth: number, open = '[', close = ']', inner = '1'): string {
   return open.repeat(depth) + inner + close.repeat(depth);
+}
+
+// ---------------------------------------------------------------- secrets and a scripted upstream
+
+/** The client key the hardening gateways accept. */
+export const CLIENT_KEY = 'sk-client-KEY-fedcba9876543210';
+/** The provider key of `providers.up` (the brief's example of a key an upstream might echo). */
+export const UPSTREAM_SECRET = 'sk-upstream-SECRET-0123456789abcdef';
+/** A provider key with characters that URL-encoding changes, so that form differs from the raw one. */
+export const ODD_SECRET = 'pk+odd/KEY=0123456789&zyxwvu';
+
+/** The forms an echoing upstream puts a received secret in (the ones the gateway must scrub). */
+export function echoForms(secret: string): Record<string, string> {
+  return {
+    raw: secret,
+    base64: Buffer.from(secret).toString('base64'),
+    base64url: Buffer.from(secret).toString('base64url'),
+    urlencoded: encodeURIComponent(secret),
+    fragment: secret.slice(5, 5 + FRAGMENT),
+  };
+}
+
+export interface UpstreamExchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** The request body, parsed. */
+  body: any;
+  /** The token of `Authorization: Bearer`, as the upstream received it. */
+  bearer: string;
+}
+
+/** One misbehaviour, chosen by the `model` the gateway sends (the target's model name). */
+export type Behaviour = (x: UpstreamExchange) => void | Promise<void>;
+
+export interface ScriptedUpstream {
+  url: string;
+  /** Models asked for, in order. */
+  hits: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * An OpenAI-compatible upstream on 127.0.0.1 that does whatever the behaviour named by the
+ * request's model does with the raw response: the kit's fake upstream answers from a script,
+ * these need the socket (endless bodies, bytes split mid-character, backpressure).
+ */
+export async function startScriptedUpstream(behaviours: Record<string, Behaviour>): Promise<ScriptedUpstream> {
+  const hits: string[] = [];
+  const server = createServer(async (req, res) => {
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const body = tryJson(Buffer.concat(parts).toString('utf8')) as { model?: string } | undefined;
+    const model = String(body?.model ?? '');
+    hits.push(model);
+    const bearer = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
+    const behaviour = behaviours[model];
+    if (!behaviour) {
+      res.writeHead(418, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no behaviour for ${model}`, type: 'test', param: null, code: null } }));
+      return;
+    }
+    try {
+      await behaviour({ req, res, body, bearer });
+    } catch {
+      // The gateway went away mid-answer (a timeout or a limit it enforced): that is the point.
+      res.destroy();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    hits,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Writes `data` respecting backpressure; rejects when the peer has gone. */
+export async function writeAll(res: ServerResponse, data: string | Buffer): Promise<void> {
+  if (res.destroyed) throw new Error('peer gone');
+  if (!res.write(data)) {
+    await new Promise<void>((resolve, reject) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', gone);
+        resolve();
+      };
+      const gone = () => {
+        res.off('drain', done);
+        reject(new Error('peer gone'));
+      };
+      res.on('drain', done);
+      res.on('close', gone);
+    });
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** An OpenAI chat.completion.chunk carrying `content`. */
+export function chunk(content: string, finish: string | null = null): string {
+  return `data: ${JSON.stringify({ id: 'chatcmpl-h', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content }, finish_reason: finish }] })}\n\n`;
+}
+
+/** An OpenAI chat.completion carrying `content`. */
+export function completion(content: string): Record<string, unknown> {
+  return {
+    id: 'chatcmpl-h',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  };
+}
+
+export interface ClientAnswer {
+  status: number;
+  headers: Record<string, string>;
+  /** The body as bytes, for UTF-8 checks. */
+  bytes: Buffer;
+  text: string;
+  /** The parsed body (JSON answers). */
+  json: any;
+  /** `data:` payloads of an SSE answer, in order (`[DONE]` included as text). */
+  events: string[];
+}
+
+/** POSTs a chat request with the client key and reads the whole answer. */
+export async function postChat(baseUrl: string, body: Record<string, unknown>, init: { key?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<ClientAnswer> {
+  const res = await fetch(`${baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${init.key ?? CLIENT_KEY}`, 'content-type': 'application/json', ...init.headers },
+    body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
+    signal: init.signal ?? AbortSignal.timeout(15_000),
+  });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const text = bytes.toString('utf8');
+  const headers = Object.fromEntries(res.headers.entries());
+  const events = (headers['content-type'] ?? '').startsWith('text/event-stream')
+    ? text
+        .split('\n\n')
+        .map((e) => e.trim())
+        .filter((e) => e.startsWith('data: '))
+        .map((e) => e.slice(6))
+    : [];
+  return { status: res.status, headers, bytes, text, json: tryJson(text), events };
+}
+
+/** The text an answer exposes (status line aside): every header and the body. */
+export function exposedText(a: ClientAnswer): string {
+  return `${Object.entries(a.headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\n')}\n\n${a.text}`;
 }

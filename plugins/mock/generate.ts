@@ -30,11 +30,13 @@ export function promptTokens(request: ChatCompletionRequest): number {
  * it calls the named tool or the first one, unless the last message is already a tool result.
  */
 function plannedToolCall(request: ChatCompletionRequest, seq: number): ToolCall | undefined {
-  const tools = request.tools;
+  // Only function tools can be called (a custom or hosted tool is ignored, as a model would).
+  const tools = request.tools?.filter((t) => t?.type === 'function' && typeof t.function?.name === 'string');
   const choice = request.tool_choice;
   if (!tools?.length || choice === 'none' || request.messages.at(-1)?.role === 'tool') return undefined;
-  const name = choice && typeof choice === 'object' ? choice.function.name : tools[0].function.name;
-  const tool = tools.find((t) => t.function?.name === name) ?? tools[0];
+  const named = choice && typeof choice === 'object' && typeof choice.function?.name === 'string' ? choice.function.name : undefined;
+  const tool = tools.find((t) => t.function.name === named) ?? tools[0];
+  const name = tool.function.name;
   // Arguments that satisfy the tool's schema, so SDK tool runners can parse and call it.
   const args = sampleOf(tool.function?.parameters ?? { type: 'object' });
   return { id: `call_mock_${seq}`, type: 'function', function: { name, arguments: JSON.stringify(args) } };

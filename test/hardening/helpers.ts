@@ -254,7 +254,7 @@ export interface UpstreamExchange {
 }
 
 /** One misbehaviour, chosen by the `model` the gateway sends (the target's model name). */
-export type Behaviour = (x: UpstreamExchange) => void | Promise<void>;
+export type Behaviour = (x: UpstreamExchange) => unknown;
 
 export interface ScriptedUpstream {
   url: string;

@@ -1,5 +1,8 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
+/** Longest event accepted (a streamed image or a huge tool call fits; an endless line does not). */
+export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+
 /** One server-sent event as it came off the wire. */
 export interface SseMessage {
   event?: string;
@@ -11,12 +14,21 @@ export interface SseMessage {
  * Reads a text/event-stream body incrementally. The parser follows the WHATWG rules, so CRLF
  * separators (Gemini), comments, multi-line data and a BOM are all handled once, here.
  */
-export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseMessage> {
+export async function* readSse(body: AsyncIterable<Uint8Array>, maxEventBytes = MAX_EVENT_BYTES): AsyncGenerator<SseMessage> {
   const decoder = new TextDecoder();
   const pending: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (message) => pending.push(message) });
+  // Bytes fed since the last complete event: an upstream that never ends a line must not make
+  // the gateway buffer without bound.
+  let unfinished = 0;
   for await (const bytes of body) {
     parser.feed(decoder.decode(bytes, { stream: true }));
+    if (pending.length === 0) {
+      unfinished += bytes.length;
+      if (unfinished > maxEventBytes) throw new SyntaxError(`a stream event is longer than ${maxEventBytes} bytes without ending`);
+      continue;
+    }
+    unfinished = 0;
     for (let i = 0; i < pending.length; i++) yield pending[i];
     pending.length = 0;
   }

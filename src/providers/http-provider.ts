@@ -139,7 +139,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     }
     const responseHeaders = res.headers as Headers;
     if (res.statusCode < 200 || res.statusCode >= 300) {
-      const errorBody = await readErrorBody(res.body);
+      const errorBody = await readErrorBody(res.body, responseHeaders);
       const failure = this.#spec.readError(res.statusCode, errorBody, responseHeaders);
       throw UpstreamError.http(this.#name, res.statusCode, failure, parseRetryAfter(responseHeaders));
     }
@@ -239,15 +239,31 @@ export async function* decodeSseJson(body: AsyncIterable<Uint8Array>): AsyncGene
   }
 }
 
-async function readErrorBody(body: Dispatcher.ResponseData['body']): Promise<unknown> {
-  let text = '';
+/**
+ * The error body in the provider's words, when they are words: a compressed body nobody asked
+ * for, or bytes that are not UTF-8, are described rather than passed on as garbage.
+ */
+async function readErrorBody(body: Dispatcher.ResponseData['body'], headers: Headers): Promise<unknown> {
+  const parts: Buffer[] = [];
+  let size = 0;
   try {
     for await (const chunk of body) {
-      if (text.length < MAX_ERROR_BODY) text += chunk.toString();
+      if (size < MAX_ERROR_BODY) parts.push(chunk);
+      size += chunk.length;
     }
   } catch {
     // A reset mid-error-body still leaves us the status; the message is best effort.
   }
+  const encoding = String(headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding !== 'identity' && encoding !== '') return `an error body in an encoding the gateway did not ask for (content-encoding: ${encoding.slice(0, 32)})`;
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(parts).subarray(0, MAX_ERROR_BODY));
+  } catch {
+    return `an error body that is not text (${size} bytes)`;
+  }
+  // Control characters other than whitespace are not a message.
+  text = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '');
   try {
     return JSON.parse(text);
   } catch {

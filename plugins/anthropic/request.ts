@@ -28,7 +28,6 @@ const SERVICE_TIER: Record<string, string> = { auto: 'auto', default: 'standard_
 
 export function buildMessagesRequest(call: ProviderCall, settings: RequestSettings): Record<string, unknown> {
   const r = call.request;
-  checkParams(call);
   const { system, messages } = translateMessages(call);
 
   const body: Record<string, unknown> = {
@@ -68,10 +67,6 @@ export function buildMessagesRequest(call: ProviderCall, settings: RequestSettin
   if (settings.promptCaching) body.cache_control = settings.promptCaching === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
   if (call.stream) body.stream = true;
   return body;
-}
-
-/** Rejects (or logs dropping) every parameter the Messages API cannot honour. */
-function checkParams(call: ProviderCall): void {
 }
 
 function toolOf(tool: FunctionTool, i: number, call: ProviderCall): Record<string, unknown> | undefined {

@@ -262,13 +262,22 @@ async function readErrorBody(body: Dispatcher.ResponseData['body'], headers: Hea
   } catch {
     return `an error body that is not text (${size} bytes)`;
   }
-  // Control characters other than whitespace are not a message.
-  text = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '');
+  text = withoutControlCharacters(text);
   try {
     return JSON.parse(text);
   } catch {
     return text;
   }
+}
+
+/** Control characters other than tab and newlines are not part of a message. */
+function withoutControlCharacters(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const code = ch.charCodeAt(0);
+    if (code >= 0x20 || code === 0x09 || code === 0x0a || code === 0x0d) out += code === 0x7f ? '' : ch;
+  }
+  return out;
 }
 
 function lowerKeys(headers: Record<string, string>): Record<string, string> {

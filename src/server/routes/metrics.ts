@@ -5,11 +5,9 @@
  * keys do not open it.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { IncomingHttpHeaders } from 'node:http';
-import type { GatewayConfig } from '../../config/types.ts';
-import { GatewayError } from '../../errors.ts';
+import { authenticateAdmin } from '../../admin/auth.ts';
+import { GatewayError, toGatewayError } from '../../errors.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
-import { sha256Hex } from '../../runtime/keys.ts';
 import type { Runtime } from '../../runtime/build.ts';
 import type { RouteModule } from '../surface.ts';
 
@@ -39,29 +37,18 @@ function scrape({ metrics }: MetricsEndpoint, getRuntime: () => Runtime) {
     reply.header('x-request-id', request.id);
     // `auth` and the admin keys are read from the generation serving now: a reload changes them.
     const config = getRuntime().config;
-    if (config.metrics.auth && !isAdmin(request.headers, config)) {
-      const error = new GatewayError('invalid_api_key', 'The metrics need an admin key (admin.keys in gateway.yaml) in "Authorization: Bearer".');
-      reply.code(error.status).header('www-authenticate', 'Bearer').send(error.toJSON());
-      return;
+    if (config.metrics.auth) {
+      try {
+        authenticateAdmin(request.headers, config);
+      } catch (err) {
+        const error = toGatewayError(err);
+        reply.code(error.status).header('www-authenticate', 'Bearer').send(error.toJSON());
+        return;
+      }
     }
     const text = await metrics.render();
     reply.header('content-type', metrics.contentType).header('cache-control', 'no-store').send(text);
   };
-}
-
-/** sha256 digests of the admin keys of each config generation, computed once. */
-const adminDigests = new WeakMap<GatewayConfig, ReadonlySet<string>>();
-
-/** Is the bearer token one of `admin.keys`? Compared as sha256 digests, like client keys. */
-export function isAdmin(headers: IncomingHttpHeaders, config: GatewayConfig): boolean {
-  const auth = headers.authorization;
-  if (typeof auth !== 'string' || !auth.startsWith('Bearer ')) return false;
-  let digests = adminDigests.get(config);
-  if (!digests) {
-    digests = new Set((config.admin?.keys ?? []).map((k) => (k.keyHash ? k.keyHash.slice('sha256:'.length) : sha256Hex(k.key ?? ''))));
-    adminDigests.set(config, digests);
-  }
-  return digests.has(sha256Hex(auth.slice('Bearer '.length).trim()));
 }
 
 export interface MetricsListener {

@@ -118,3 +118,31 @@ export interface ChatCompletionChunk {
   usage?: Usage | null;
   [extra: string]: unknown;
 }
+
+// ---------------------------------------------------------------- embeddings
+
+/** POST /v1/embeddings: text, texts, or token arrays. */
+export interface EmbeddingRequest {
+  model: string;
+  input: string | string[] | number[] | number[][];
+  /** `float` (default) or `base64` (little-endian float32, as OpenAI sends it). */
+  encoding_format?: 'float' | 'base64';
+  dimensions?: number;
+  user?: string;
+  [extra: string]: unknown;
+}
+
+export interface Embedding {
+  object: 'embedding';
+  index: number;
+  /** Floats, or base64 of little-endian float32 when the request asked for base64. */
+  embedding: number[] | string;
+}
+
+export interface EmbeddingResponse {
+  object: 'list';
+  data: Embedding[];
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number; cost?: number; [extra: string]: unknown };
+  [extra: string]: unknown;
+}

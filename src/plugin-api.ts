@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Usage } from './openai-types.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse, Usage } from './openai-types.ts';
 import type { GatewayError } from './errors.ts';
 
 export const PLUGIN_API_VERSION = 1;
@@ -109,6 +109,8 @@ export interface ProviderCapabilities {
   samplingExtras?: boolean;
   /** Parameters the provider cannot honour at any value. */
   unsupportedParams?: readonly string[];
+  /** Serves POST /v1/embeddings through `ProviderInstance.embed` (default false). */
+  embeddings?: boolean;
 }
 
 /** One attempt against one provider. */
@@ -155,8 +157,20 @@ export interface ProviderInstance {
   toCompletion(body: unknown, call: ProviderCall): ChatCompletion;
   /** A fresh translator for one streamed attempt. */
   createStreamTranslator(call: ProviderCall): StreamTranslator;
+  /**
+   * Embeddings for `call.embedding` (providers declaring `capabilities.embeddings`). Answers the
+   * OpenAI shape with float vectors; the core converts to base64 when the client asked for it.
+   * Non-2xx answers and transport failures throw UpstreamError, as `send` does.
+   */
+  embed?(call: EmbeddingCall): Promise<EmbeddingResponse>;
   /** Release pools and timers when the config generation that made it retires. */
   close?(): Promise<void>;
+}
+
+/** One embeddings attempt: the same call, with the embeddings request instead of a chat one. */
+export interface EmbeddingCall extends Omit<ProviderCall, 'request' | 'stream'> {
+  /** The client's request, `model` still the alias; `encoding_format` is the core's business. */
+  readonly embedding: EmbeddingRequest;
 }
 
 export interface ProviderEnv {

@@ -131,7 +131,13 @@ const BASES: Array<Record<string, unknown>> = [
     model: 'demo',
     messages: [
       { role: 'system', content: 'be brief' },
-      { role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'what is this?' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+        ],
+      },
       { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'look', arguments: '{"q":"x"}' } }] },
       { role: 'tool', tool_call_id: 'call_1', content: 'a cat' },
     ],
@@ -260,7 +266,11 @@ function parentOf(root: unknown, path: Path): Record<string | number, unknown> {
   return node;
 }
 
-const formatPath = (p: Path) => p.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('').replace(/^\./, '');
+const formatPath = (p: Path) =>
+  p
+    .map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`))
+    .join('')
+    .replace(/^\./, '');
 
 const UNKNOWN_KEYS = ['x_extra', 'MODEL', 'model ', '', '🙂', 'constructor', 'prototype', 'toString', '__defineGetter__', '$ref', 'a.b', 'stream_options', 'functions', 'provider', 'api_key'];
 const POLLUTERS = [
@@ -424,7 +434,19 @@ const AUTHS = (): string[][] => [
   [],
 ];
 
-const PATHS = ['/v1/chat/completions', '/v1/chat/completions', '/v1/chat/completions', '/chat/completions', '/v1/chat/completions/', '/v1/chat/completions?x=1', '/v1/chat/completions?__proto__[polluted]=fuzz&constructor[prototype][polluted]=fuzz', '/v1//chat/completions', '/V1/chat/completions', '/v1/chat/completions%00', '/v1/chat/completions/..%2f..%2fhealthz'];
+const PATHS = [
+  '/v1/chat/completions',
+  '/v1/chat/completions',
+  '/v1/chat/completions',
+  '/chat/completions',
+  '/v1/chat/completions/',
+  '/v1/chat/completions?x=1',
+  '/v1/chat/completions?__proto__[polluted]=fuzz&constructor[prototype][polluted]=fuzz',
+  '/v1//chat/completions',
+  '/V1/chat/completions',
+  '/v1/chat/completions%00',
+  '/v1/chat/completions/..%2f..%2fhealthz',
+];
 
 function makeCase(r: Rand, index: number): FuzzCase {
   const steps: string[] = [];
@@ -572,7 +594,11 @@ describe('JSON nested deeper than 64 levels', () => {
       param: 'tools[0].function.parameters',
     },
     { name: 'a message content', body: () => JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: nestedArrays(TOO_DEEP + 1, 'x') }] }), param: 'messages[0].content' },
-    { name: 'response_format.json_schema.schema', body: () => withField('response_format', `{"type":"json_schema","json_schema":{"name":"n","schema":${deepJsonText(TOO_DEEP + 2, '{"items":', '}', '{}')}}}`), param: 'response_format' },
+    {
+      name: 'response_format.json_schema.schema',
+      body: () => withField('response_format', `{"type":"json_schema","json_schema":{"name":"n","schema":${deepJsonText(TOO_DEEP + 2, '{"items":', '}', '{}')}}}`),
+      param: 'response_format',
+    },
   ];
 
   for (const c of cases) {
@@ -594,6 +620,11 @@ describe('JSON nested deeper than 64 levels', () => {
 
   it('the gateway still answers after the deep bodies, and logged no failure of its own', async () => {
     expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
-    expect(t.logs.slice(mark).filter((l) => l.level >= 50).map((l) => l.msg)).toEqual([]);
+    expect(
+      t.logs
+        .slice(mark)
+        .filter((l) => l.level >= 50)
+        .map((l) => l.msg),
+    ).toEqual([]);
   });
 });

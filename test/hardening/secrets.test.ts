@@ -68,7 +68,8 @@ const echoAll = (s: string) => {
   return `key ${f.raw} / ${f.base64} / ${f.base64url} / ${f.urlencoded} / …${f.fragment}…`;
 };
 const errorOf = (bearer: string) => ({ error: { message: `Incorrect API key: ${echoAll(bearer)}`, type: 'invalid_request_error', param: bearer, code: echoForms(bearer).fragment } });
-const send = (x: Parameters<Behaviour>[0], status: number, body: unknown, type = 'application/json') => x.res.writeHead(status, { 'content-type': type }).end(typeof body === 'string' ? body : JSON.stringify(body));
+const send = (x: Parameters<Behaviour>[0], status: number, body: unknown, type = 'application/json') =>
+  x.res.writeHead(status, { 'content-type': type }).end(typeof body === 'string' ? body : JSON.stringify(body));
 
 const ECHO_STATUSES = [400, 401, 403, 404, 409, 422, 429, 500, 502, 503];
 const behaviours: Record<string, Behaviour> = {
@@ -125,7 +126,13 @@ interface Step {
 }
 
 const auth = (key = CLIENT_KEY) => ({ authorization: `Bearer ${key}` });
-const chat = (name: string, body: unknown, headers: Record<string, string> = auth()): Step => ({ name, method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', ...headers }, body });
+const chat = (name: string, body: unknown, headers: Record<string, string> = auth()): Step => ({
+  name,
+  method: 'POST',
+  path: '/v1/chat/completions',
+  headers: { 'content-type': 'application/json', ...headers },
+  body,
+});
 const ask = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: 'user', content: 'hi' }], ...extra });
 const f = echoForms(CLIENT_KEY);
 
@@ -163,7 +170,13 @@ function script(): Step[] {
     chat('client key as the request id', ask('demo'), { ...auth(), 'x-request-id': CLIENT_KEY }),
     chat('client key as the request id of a failing request', ask('up-echo-500'), { ...auth(), 'x-request-id': f.base64url }),
     chat('client key in the content type', ask('demo'), { ...auth(), 'content-type': `text/plain; key=${CLIENT_KEY}` }),
-    { name: 'client key in the query', method: 'POST', path: `/v1/chat/completions?api_key=${CLIENT_KEY}&k=${f.urlencoded}`, headers: { ...auth(), 'content-type': 'application/json' }, body: ask('up-echo-400') },
+    {
+      name: 'client key in the query',
+      method: 'POST',
+      path: `/v1/chat/completions?api_key=${CLIENT_KEY}&k=${f.urlencoded}`,
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: ask('up-echo-400'),
+    },
     { name: 'client key in the path', method: 'POST', path: `/v1/chat/completions/${CLIENT_KEY}`, headers: auth(), body: ask('demo') },
     { name: 'client key as a model id', method: 'GET', path: `/v1/models/${CLIENT_KEY}`, headers: auth() },
     { name: 'client key as a model id, no key', method: 'GET', path: `/v1/models/${f.base64url}` },

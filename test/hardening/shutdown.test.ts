@@ -185,7 +185,10 @@ describe('gateway.close() with a grace long enough', () => {
     for (const [i, r] of results.entries()) {
       expect(r.cut, `stream ${i}`).toBe(false);
       expect(content(r.events), `stream ${i}`).toBe('wwwwwwww');
-      expect(r.events.some((e) => e.includes('shutting_down')), `stream ${i}`).toBe(false);
+      expect(
+        r.events.some((e) => e.includes('shutting_down')),
+        `stream ${i}`,
+      ).toBe(false);
     }
     await within(closing, 3000, 'close() resolving once the streams are done');
   }, 20_000);

@@ -80,7 +80,10 @@ describe('slowloris', () => {
       expect(problemOf(x, 408, 'request_timeout'), `connection ${i}`).toBeUndefined();
       expect(x.elapsedMs, `connection ${i} closed after ${Math.round(x.elapsedMs)} ms`).toBeLessThan(REQUEST_TIMEOUT_MS + MARGIN_MS);
     }
-    expect(statuses.every((s) => s === 200), `ordinary requests: ${statuses.join(',')}`).toBe(true);
+    expect(
+      statuses.every((s) => s === 200),
+      `ordinary requests: ${statuses.join(',')}`,
+    ).toBe(true);
   }, 20_000);
 
   it('10 connections trickling their headers are answered 408 and closed within headersTimeoutMs; others are served meanwhile', async () => {
@@ -91,7 +94,10 @@ describe('slowloris', () => {
       expect(problemOf(x, 408, 'request_timeout'), `connection ${i}`).toBeUndefined();
       expect(x.elapsedMs, `connection ${i} closed after ${Math.round(x.elapsedMs)} ms`).toBeLessThan(HEADERS_TIMEOUT_MS + MARGIN_MS);
     }
-    expect(statuses.every((s) => s === 200), `ordinary requests: ${statuses.join(',')}`).toBe(true);
+    expect(
+      statuses.every((s) => s === 200),
+      `ordinary requests: ${statuses.join(',')}`,
+    ).toBe(true);
   }, 20_000);
 
   it('a connection that sends nothing at all is closed too', async () => {

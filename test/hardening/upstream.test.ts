@@ -47,7 +47,9 @@ function echoError(bearer: string, form: (typeof FORMS)[number], type = 'invalid
 /** Every form at once, as a proxy that dumps the request might. */
 function echoAll(bearer: string) {
   const f = echoForms(bearer);
-  return { error: { message: `upstream said: raw=${f.raw} b64=${f.base64} b64url=${f.base64url} url=${f.urlencoded} frag=${f.fragment}`, type: 'server_error', param: null, code: `key_${f.fragment}` } };
+  return {
+    error: { message: `upstream said: raw=${f.raw} b64=${f.base64} b64url=${f.base64url} url=${f.urlencoded} frag=${f.fragment}`, type: 'server_error', param: null, code: `key_${f.fragment}` },
+  };
 }
 
 const behaviours: Record<string, Behaviour> = {
@@ -111,6 +113,14 @@ const behaviours: Record<string, Behaviour> = {
     }
     x.res.end();
   },
+  'slow-words': async (x) => {
+    sse(x);
+    for (let i = 0; i < 50; i++) {
+      await writeAll(x.res, chunk('w'));
+      await sleep(100);
+    }
+    x.res.end(`${chunk('', 'stop')}data: [DONE]\n\n`);
+  },
   hang: async () => {
     await sleep(20_000);
   },
@@ -140,7 +150,14 @@ function gatewayConfig(upstream: ScriptedUpstream, server: Record<string, unknow
   models.endless = { ...FAST, timeout: { totalMs: 5000 }, targets: [{ provider: 'up', model: 'endless' }] };
   models['comments-after-chunk'] = { ...FAST, timeout: { idleMs: 300, totalMs: 2000 }, targets: [{ provider: 'up', model: 'comments-after-chunk' }] };
   models['comments-only'] = { ...FAST, timeout: { idleMs: 300, totalMs: 2000 }, targets: [{ provider: 'up', model: 'comments-only' }] };
-  models['comments-then-good'] = { ...FAST, timeout: { idleMs: 300, totalMs: 2000 }, targets: [{ provider: 'up', model: 'comments-only' }, { provider: 'up', model: 'good-stream' }] };
+  models['comments-then-good'] = {
+    ...FAST,
+    timeout: { idleMs: 300, totalMs: 2000 },
+    targets: [
+      { provider: 'up', model: 'comments-only' },
+      { provider: 'up', model: 'good-stream' },
+    ],
+  };
   models.hang = { ...FAST, timeout: { firstByteMs: 300 }, targets: [{ provider: 'up', model: 'hang' }] };
   return {
     server,
@@ -313,6 +330,23 @@ describe('upstreams that stall', () => {
     expect(a.status, a.text.slice(0, 300)).toBe(200);
     expect(a.headers['x-switchyard-attempts']).toBe('2');
     expect(a.events.at(-1)).toBe('[DONE]');
+  });
+
+  it('a client that leaves mid-stream is logged with status 499', async () => {
+    const leave = new AbortController();
+    const res = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'slow-words', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+      signal: leave.signal,
+    });
+    const reqId = res.headers.get('x-request-id')!;
+    const reader = res.body!.getReader();
+    await reader.read();
+    leave.abort();
+    await reader.cancel().catch(() => undefined);
+    const line = await logLineFor(t, reqId, 5000);
+    expect(line.status).toBe(499);
   });
 
   it('an upstream that never answers → 504 within firstByteMs (closed within 5 s)', async () => {

@@ -18,8 +18,15 @@
 //     Left as is, 2020-12 validators ignore it and reject null, e.g. `temperature: null`.
 //   * vendor extensions (`x-*`) dropped; `example` → `examples: [example]`
 //   * `discriminator` kept (Ajv checks it with { discriminator: true }), with `type: "object"`
-//     beside it when missing, which Ajv's strictTypes wants
+//     beside it when missing, which Ajv's strictTypes wants. Where Ajv cannot use it (see
+//     `ajvDiscriminates`: no `oneOf` beside it, as ResponseStreamEvent's `anyOf`; a branch
+//     without a const/enum tag of its own; a tag value in two branches, as `message` in
+//     InputItem) it is dropped and its `oneOf` becomes `anyOf`: OpenAPI picks the branch by the
+//     tag, so an object matching two branches is not an error there as plain oneOf would make it
 //   * a schema with `properties` and no `type` (Model) gets `type: "object"`
+//   * draft 2019-09 recursion (`$recursiveAnchor: true` on a component, `$recursiveRef: "#"`
+//     inside it; CompoundFilter, reached from the Responses tools) → a plain `$ref` to that
+//     component: 2020-12 dropped both keywords, and the anchor is on the component's root
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
@@ -45,6 +52,11 @@ const BUNDLES = [
       'CreateEmbeddingResponse',
     ],
   },
+  {
+    file: 'responses.schema.json',
+    id: 'urn:openai-openapi:responses',
+    roots: ['CreateResponse', 'Response', 'ResponseStreamEvent', 'ErrorResponse'],
+  },
 ];
 
 const OUT_DIR = fileURLToPath(new URL('../schemas/openai/', import.meta.url));
@@ -66,6 +78,8 @@ const SUB_SCHEMA = new Set([
 ]);
 const SUB_ARRAY = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 const SUB_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+// Keywords Ajv does not count as rules: a `$ref` beside only these is followed to find the tag.
+const ANNOTATIONS = new Set(['title', 'description', 'examples', 'example', 'default', 'deprecated']);
 
 const specPath = process.argv[2];
 if (!specPath || specPath.startsWith('-')) {
@@ -105,23 +119,29 @@ function extract(roots) {
     if (!seen.has(name)) queue.push(name);
     seen.add(name);
   };
+  let current; // the component being converted, the target of its `$recursiveRef: "#"`
   const convert = (s) => {
     if (s === null || typeof s !== 'object') return s;
     if (Array.isArray(s)) throw new Error('unexpected array in schema position');
     const out = {};
     for (const [k, v] of Object.entries(s)) {
-      if (k.startsWith('x-') || k === 'nullable') continue;
-      if (k === '$ref') {
+      if (k.startsWith('x-') || k === 'nullable' || k === '$recursiveAnchor') continue;
+      if (k === '$recursiveRef') {
+        if (v !== '#' || schemas[current].$recursiveAnchor !== true) throw new Error(`unsupported $recursiveRef ${v} in ${current}`);
+        out.$ref = `#/$defs/${current}`;
+      } else if (k === '$ref') {
         if (typeof v !== 'string' || !v.startsWith(REF_PREFIX)) throw new Error(`unsupported $ref ${v}`);
         want(v.slice(REF_PREFIX.length));
         out.$ref = `#/$defs/${v.slice(REF_PREFIX.length)}`;
       } else if (k === 'example') {
         if (!('examples' in s)) out.examples = [v];
       } else if (SUB_SCHEMA.has(k)) out[k] = Array.isArray(v) ? v.map(convert) : convert(v);
+      else if (k === 'oneOf' && s.discriminator && !ajvDiscriminates(s, current)) out.anyOf = v.map(convert);
       else if (SUB_ARRAY.has(k)) out[k] = v.map(convert);
       else if (SUB_MAP.has(k)) out[k] = Object.fromEntries(Object.entries(v).map(([p, ps]) => [p, convert(ps)]));
-      else if (k === 'discriminator' && v && typeof v === 'object') out[k] = discriminator(v);
-      else out[k] = v; // enum, const, default, description, ... as they are
+      else if (k === 'discriminator' && v && typeof v === 'object') {
+        if (ajvDiscriminates(s, current)) out[k] = discriminator(v);
+      } else out[k] = v; // enum, const, default, description, ... as they are
     }
     // Every oneOf branch under a discriminator is an object, so this changes nothing that validates.
     if (out.discriminator && out.type === undefined) out.type = 'object';
@@ -130,14 +150,44 @@ function extract(roots) {
   };
   for (const root of roots) want(root);
   while (queue.length) {
-    const name = queue.shift();
-    defs[name] = convert(schemas[name]);
+    current = queue.shift();
+    defs[current] = convert(schemas[current]);
   }
   return Object.fromEntries(
     Object.keys(defs)
       .sort()
       .map((k) => [k, defs[k]]),
   );
+}
+
+/**
+ * Whether Ajv's `discriminator` keyword accepts this OpenAPI schema (it throws at compile time
+ * otherwise): a `oneOf`, no `mapping`, each branch (or the component a bare `$ref` names, one
+ * level) with `properties.<tag>` holding a const or enum of strings found in no other branch,
+ * and the tag required. Mirrors ajv/dist/vocabularies/discriminator/index.js.
+ */
+function ajvDiscriminates(s, current) {
+  const tag = s.discriminator?.propertyName;
+  if (typeof tag !== 'string' || !Array.isArray(s.oneOf) || s.discriminator.mapping) return false;
+  const values = new Set();
+  const required = Array.isArray(s.required) && s.required.includes(tag);
+  let allRequired = true;
+  for (const branch of s.oneOf) {
+    let sch = branch;
+    const rules = Object.keys(branch).filter((k) => !k.startsWith('x-') && !ANNOTATIONS.has(k));
+    if (rules.length === 1 && rules[0] === '$ref') sch = schemas[branch.$ref.slice(REF_PREFIX.length)];
+    if (rules.length === 1 && rules[0] === '$recursiveRef') sch = schemas[current];
+    const prop = sch?.properties?.[tag];
+    if (!prop || typeof prop !== 'object') return false;
+    const tags = prop.const ? [prop.const] : prop.enum;
+    if (!Array.isArray(tags)) return false;
+    for (const t of tags) {
+      if (typeof t !== 'string' || values.has(t)) return false;
+      values.add(t);
+    }
+    allRequired &&= required || (Array.isArray(sch.required) && sch.required.includes(tag));
+  }
+  return allRequired;
 }
 
 function discriminator(v) {

@@ -5,9 +5,10 @@
  */
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
-import type { ChatCompletion } from '../openai-types.ts';
+import type { ChatCompletion, EmbeddingResponse } from '../openai-types.ts';
 import {
   PLUGIN_API_VERSION,
+  type EmbeddingCall,
   type ProviderCall,
   type ProviderEnv,
   type ProviderInstance,
@@ -63,10 +64,40 @@ export interface HttpProviderSpec<Options> extends Omit<ProviderPlugin<Options>,
   decodeStream?(body: AsyncIterable<Uint8Array>): AsyncIterable<unknown>;
   /** The provider's error body (parsed JSON, else text) in its own words. */
   readError(status: number, body: unknown, headers: Headers): UpstreamFailure;
+  /** POST /v1/embeddings: with it the provider declares `capabilities.embeddings` and its instance has `embed`. */
+  embeddings?: HttpEmbeddingsSpec<Options>;
+}
+
+/**
+ * Embeddings over the same pool, signing, timeouts and error mapping as chat attempts. Most APIs
+ * take the whole input in one request; some take one text per request (Bedrock Titan) or cap the
+ * batch (Gemini 100, Cohere 96): such a provider returns several requests, which are sent at most
+ * `concurrency` at a time, and their answers joined in request order.
+ */
+export interface HttpEmbeddingsSpec<Options> {
+  /** The native requests for one call, in input order (at least one). */
+  buildRequests(call: EmbeddingCall, options: Options): HttpRequestSpec[];
+  /**
+   * One request's 2xx answer → the OpenAI list for that request's inputs, `index` counted from 0
+   * within it (the core renumbers across requests and sums the usage). Headers, because some
+   * providers report tokens only there (Bedrock's `x-amzn-bedrock-input-token-count`).
+   */
+  toEmbeddings(body: unknown, call: EmbeddingCall, options: Options, headers: Headers): EmbeddingResponse;
+  /** Requests of one call in flight at once (default 4). */
+  concurrency?: number;
 }
 
 /** Largest error body read from an upstream; the rest is discarded. */
 const MAX_ERROR_BODY = 64 * 1024;
+const DEFAULT_EMBEDDING_CONCURRENCY = 4;
+
+/** What one upstream request needs from its attempt (a chat or an embeddings call). */
+type AttemptLimits = Pick<ProviderCall, 'signal' | 'timeouts' | 'traceHeaders' | 'maxResponseBytes'>;
+
+/** Bytes of answer an attempt may still read: one cap over all the requests of an attempt. */
+interface ByteBudget {
+  left: number;
+}
 
 export function defineHttpProvider<Options>(spec: HttpProviderSpec<Options>): ProviderPlugin<Options> {
   return {
@@ -76,7 +107,7 @@ export function defineHttpProvider<Options>(spec: HttpProviderSpec<Options>): Pr
     description: spec.description,
     optionsSchema: spec.optionsSchema,
     secretOptions: spec.secretOptions,
-    capabilities: spec.capabilities,
+    capabilities: spec.embeddings ? { ...spec.capabilities, embeddings: true } : spec.capabilities,
     create(options, env) {
       return new HttpProviderInstance(spec, options, env);
     },
@@ -92,6 +123,8 @@ class HttpProviderInstance<Options> implements ProviderInstance {
   readonly #origin: string;
   readonly #basePath: string;
   readonly #headers: Record<string, string>;
+  /** Present only when the spec has an `embeddings` part (the core may test for it). */
+  readonly embed?: (call: EmbeddingCall) => Promise<EmbeddingResponse>;
 
   constructor(spec: HttpProviderSpec<Options>, options: Options, env: ProviderEnv) {
     this.#spec = spec;
@@ -102,6 +135,8 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     this.#origin = url.origin;
     this.#basePath = url.pathname.replace(/\/+$/, '');
     this.#headers = { 'content-type': 'application/json', accept: 'application/json', ...lowerKeys(endpoint.headers ?? {}) };
+    const embeddings = spec.embeddings;
+    if (embeddings) this.embed = (call) => this.#embed(embeddings, call);
   }
 
   /**
@@ -118,13 +153,42 @@ class HttpProviderInstance<Options> implements ProviderInstance {
   }
 
   async send(call: ProviderCall): Promise<NativeResponse> {
-    const spec = this.#spec.buildRequest(call, this.#options);
-    const path = this.#basePath + spec.path;
-    const body = spec.body === undefined ? '' : serialise(spec.body);
-    let headers = spec.headers ? { ...this.#headers, ...lowerKeys(spec.headers) } : this.#headers;
+    let request = this.#spec.buildRequest(call, this.#options);
+    if (call.stream) request = { ...request, headers: { ...request.headers, accept: 'text/event-stream' } };
+    const res = await this.#dispatch(request, call);
+    const responseHeaders = res.headers as Headers;
+    if (!call.stream) return { kind: 'json', body: await this.#readJson(res, call), headers: responseHeaders };
+    const events = (this.#spec.decodeStream ?? decodeSseJson)(res.body);
+    return { kind: 'stream', events: this.#guardStream(events, call), headers: responseHeaders };
+  }
+
+  /**
+   * Sends the call's native requests (several at once, up to the spec's concurrency; the first
+   * failure abandons the rest) and joins their answers in order. One byte cap covers them all.
+   */
+  async #embed(part: HttpEmbeddingsSpec<Options>, call: EmbeddingCall): Promise<EmbeddingResponse> {
+    const requests = part.buildRequests(call, this.#options);
+    if (requests.length === 0) throw new GatewayError('invalid_request', 'There is nothing to embed: `input` is empty.', { param: 'input' });
+    const budget: ByteBudget = { left: call.maxResponseBytes };
+    const answers = await inParallel(requests.length, part.concurrency ?? DEFAULT_EMBEDDING_CONCURRENCY, call.signal, async (i, signal) => {
+      const attempt = signal === call.signal ? call : { ...call, signal };
+      const res = await this.#dispatch(requests[i], attempt);
+      const body = await this.#readJson(res, attempt, budget);
+      return part.toEmbeddings(body, call, this.#options, res.headers as Headers);
+    });
+    return joinEmbeddings(answers);
+  }
+
+  /**
+   * One native request on the pool: base, spec and trace headers, signed once the body is final.
+   * A non-2xx answer becomes an UpstreamError in the provider's words; so does a transport failure.
+   */
+  async #dispatch(request: HttpRequestSpec, call: AttemptLimits): Promise<Dispatcher.ResponseData> {
+    const path = this.#basePath + request.path;
+    const body = request.body === undefined ? '' : serialise(request.body);
+    let headers = request.headers ? { ...this.#headers, ...lowerKeys(request.headers) } : this.#headers;
     if (call.traceHeaders) headers = { ...headers, ...call.traceHeaders };
-    if (call.stream) headers = { ...headers, accept: 'text/event-stream' };
-    const method = spec.method ?? 'POST';
+    const method = request.method ?? 'POST';
     if (this.#spec.signRequest) {
       const signed = await this.#spec.signRequest({ method, url: new URL(path, this.#origin), headers: { ...headers }, body }, this.#options);
       headers = { ...headers, ...signed };
@@ -137,23 +201,21 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     } catch (err) {
       throw this.#transportError(err, call);
     }
-    const responseHeaders = res.headers as Headers;
     if (res.statusCode < 200 || res.statusCode >= 300) {
+      const responseHeaders = res.headers as Headers;
       const errorBody = await readErrorBody(res.body, responseHeaders);
       const failure = this.#spec.readError(res.statusCode, errorBody, responseHeaders);
       throw UpstreamError.http(this.#name, res.statusCode, failure, parseRetryAfter(responseHeaders));
     }
-    if (!call.stream) return { kind: 'json', body: await this.#readJson(res, call), headers: responseHeaders };
-    const events = (this.#spec.decodeStream ?? decodeSseJson)(res.body);
-    return { kind: 'stream', events: this.#guardStream(events, call), headers: responseHeaders };
+    return res;
   }
 
   /** The whole answer, refused past `call.maxResponseBytes` so one huge answer cannot take the memory. */
-  async #readJson(res: Dispatcher.ResponseData, call: ProviderCall): Promise<unknown> {
+  async #readJson(res: Dispatcher.ResponseData, call: AttemptLimits, budget: ByteBudget = { left: call.maxResponseBytes }): Promise<unknown> {
     const declared = Number(res.headers['content-length']);
     const limit = call.maxResponseBytes;
     const tooLarge = () => UpstreamError.protocol(this.#name, `the answer is larger than ${limit} bytes (server.upstreamBodyLimit)`);
-    if (declared > limit) {
+    if (declared > budget.left) {
       res.body.destroy();
       throw tooLarge();
     }
@@ -162,7 +224,8 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     try {
       for await (const part of res.body) {
         size += part.length;
-        if (size > limit) {
+        budget.left -= part.length;
+        if (budget.left < 0) {
           res.body.destroy();
           throw tooLarge();
         }
@@ -200,7 +263,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     }
   }
 
-  #transportError(err: unknown, call: ProviderCall, what?: string): unknown {
+  #transportError(err: unknown, call: AttemptLimits, what?: string): unknown {
     if (err instanceof UpstreamError || call.signal.aborted) return err;
     const code = (err as { code?: string }).code ?? '';
     const message = what ?? (err as Error).message ?? String(err);
@@ -214,6 +277,46 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     if (what) return UpstreamError.protocol(this.#name, message, err);
     return UpstreamError.connect(this.#name, code ? `${code}: ${message}` : message, err);
   }
+}
+
+/**
+ * Runs `count` tasks, at most `limit` at a time, results in task order. The first failure aborts
+ * the tasks still running (their signal) and is what the caller gets; none start after it.
+ */
+async function inParallel<T>(count: number, limit: number, signal: AbortSignal, task: (index: number, signal: AbortSignal) => Promise<T>): Promise<T[]> {
+  if (count === 1) return [await task(0, signal)];
+  const stop = new AbortController();
+  const shared = AbortSignal.any([signal, stop.signal]);
+  const results = new Array<T>(count);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    while (next < count && !failure) {
+      const index = next++;
+      try {
+        results[index] = await task(index, shared);
+      } catch (error) {
+        if (!failure) failure = { error };
+        stop.abort();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, count)) }, worker));
+  if (failure) throw failure.error;
+  return results;
+}
+
+/** The answers of one call's requests as one list: indexes run on across them, usage adds up. */
+function joinEmbeddings(parts: EmbeddingResponse[]): EmbeddingResponse {
+  if (parts.length === 1) return parts[0];
+  const joined: EmbeddingResponse = { ...parts[0], data: [], usage: { prompt_tokens: 0, total_tokens: 0 } };
+  for (const part of parts) {
+    const offset = joined.data.length;
+    for (const item of part.data) joined.data.push({ ...item, index: offset + item.index });
+    joined.usage.prompt_tokens += part.usage.prompt_tokens;
+    joined.usage.total_tokens += part.usage.total_tokens;
+  }
+  return joined;
 }
 
 /** The request body as JSON; client data that cannot be serialised is the client's mistake, not a 500. */

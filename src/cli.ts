@@ -2,6 +2,8 @@
  * switchyard [serve] [--config FILE] [--port N] [--host H]   serve
  * switchyard validate [FILE] [--strict]                       check a config: exit 0, or 1 with every error on stderr
  * switchyard plugin new provider|stage NAME [--dir DIR]       scaffold a plugin
+ * switchyard usage [--url U] [--admin-key K] [--days N] [--by key|team|model]
+ *                                                             a running gateway's usage, spend and quotas (admin API)
  * (`--version` is answered by bin/switchyard.mjs, which knows where package.json is.)
  */
 import { parseArgs } from 'node:util';
@@ -16,6 +18,7 @@ import { sha256Hex } from './runtime/keys.ts';
 import { createLogger } from './logger.ts';
 import path from 'node:path';
 import { scaffoldPlugin } from './scaffold/new-plugin.ts';
+import { usageReport, UsageCommandError, type UsageGrouping } from './admin/usage-table.ts';
 
 const USAGE = `Usage:
   switchyard [serve] [--config FILE] [--port N] [--host H] [--no-watch]
@@ -25,6 +28,12 @@ const USAGE = `Usage:
                                                       fails when a provider would be unavailable (an unset variable)
   switchyard plugin new provider|stage NAME [--dir DIR]
                                                       scaffold a plugin folder (default ./plugins/NAME) with a passing test
+  switchyard usage [--url URL] [--admin-key KEY] [--days N] [--by key|team|model]
+                                                      a running gateway's requests, tokens and cost per UTC day
+                                                      (default: the last 7 days by key) and each key's or team's
+                                                      limits, quota left and budget, read from its admin API
+                                                      (default URL http://127.0.0.1:8080; the key defaults to
+                                                      $SWITCHYARD_ADMIN_KEY, one of admin.keys)
   switchyard --version                                print the version
   switchyard --help                                   print this text`;
 
@@ -46,6 +55,10 @@ async function main(argv: string[]): Promise<number> {
       watch: { type: 'boolean', default: true },
       dir: { type: 'string' },
       strict: { type: 'boolean', default: false },
+      url: { type: 'string' },
+      'admin-key': { type: 'string' },
+      days: { type: 'string' },
+      by: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -56,6 +69,7 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = positionals;
   if (command === 'validate') return validate(rest[0] ?? values.config ?? 'gateway.yaml', values.strict === true);
   if (command === 'plugin') return newPlugin(rest, values.dir);
+  if (command === 'usage') return usage(values);
   if (command !== undefined && command !== 'serve') {
     process.stderr.write(`unknown command "${command}"\n${USAGE}\n`);
     return 2;
@@ -76,6 +90,28 @@ function newPlugin(args: string[], dir: string | undefined): number {
     return 0;
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+/** Reads the admin API of a running gateway; exit 2 for a usage mistake, 1 when the gateway cannot answer. */
+async function usage(values: { url?: string; 'admin-key'?: string; days?: string; by?: string }): Promise<number> {
+  const adminKey = values['admin-key'] ?? process.env.SWITCHYARD_ADMIN_KEY;
+  const days = Number(values.days ?? 7);
+  const by = values.by ?? 'key';
+  const mistake = (message: string): number => {
+    process.stderr.write(`${message}\n`);
+    return 2;
+  };
+  if (!adminKey) return mistake('switchyard usage needs an admin key (one of admin.keys in gateway.yaml): set SWITCHYARD_ADMIN_KEY or pass --admin-key');
+  if (!(Number.isInteger(days) && days >= 1 && days <= 366)) return mistake(`--days must be a whole number from 1 to 366 (got "${values.days}")`);
+  if (!['key', 'team', 'model'].includes(by)) return mistake(`--by must be key, team or model (got "${by}")`);
+  try {
+    process.stdout.write(await usageReport({ url: values.url ?? process.env.SWITCHYARD_URL ?? 'http://127.0.0.1:8080', adminKey, days, by: by as UsageGrouping }));
+    return 0;
+  } catch (err) {
+    if (!(err instanceof UsageCommandError)) throw err;
+    process.stderr.write(`${err.message}\n`);
     return 1;
   }
 }

@@ -67,6 +67,18 @@ export class GatewayError extends Error {
     this.headers = opts.headers;
   }
 
+  /**
+   * This error with configured secrets scrubbed from the parts that may quote client input (a
+   * model name, a field path): a client that sends a key where it does not belong never sees
+   * it echoed, nor does the log.
+   */
+  redacted(redact: (text: string) => string): GatewayError {
+    const message = redact(this.message);
+    const param = this.param === null ? null : redact(this.param);
+    if (message === this.message && param === this.param) return this;
+    return new GatewayError(this.code, message, { param, headers: this.headers, type: this.type, cause: this.cause });
+  }
+
   toJSON(): ErrorBody {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }

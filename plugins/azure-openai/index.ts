@@ -16,6 +16,8 @@
 import { defineHttpProvider, type ChatCompletionChunk, type StreamTranslator, type UpstreamFailure } from 'switchyard-gateway';
 import { openAiStyleFailure } from 'switchyard-gateway/kit';
 import { buildChatBody, createStreamTranslator as openAiStream, toCompletion } from '../openai/index.ts';
+import { azureEmbeddingsPath } from './embeddings.ts';
+import { buildEmbeddingsBody, toEmbeddings } from '../openai/embeddings.ts';
 
 export interface AzureOptions {
   /** https://{resource}.openai.azure.com */
@@ -118,4 +120,8 @@ export default defineHttpProvider<AzureOptions>({
   toCompletion,
   createStreamTranslator: (call) => createAzureStreamTranslator(call.provider),
   readError: readAzureError,
+  embeddings: {
+    buildRequests: (call, options) => [{ path: azureEmbeddingsPath({ mode: options.mode, apiVersion: options.apiVersion ?? DEFAULT_API_VERSION }, call.model), body: buildEmbeddingsBody(call) }],
+    toEmbeddings: (body, call) => toEmbeddings(body, call),
+  },
 });

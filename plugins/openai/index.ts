@@ -5,6 +5,7 @@
  */
 import { defineHttpProvider, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest, type ProviderCall, type StreamTranslator } from 'switchyard-gateway';
 import { openAiStyleFailure, UpstreamError, type SseJsonEvent } from 'switchyard-gateway/kit';
+import { buildEmbeddingsBody, toEmbeddings } from './embeddings.ts';
 
 export interface OpenAiOptions {
   /** Base URL ending in /v1 (or wherever the server mounts /chat/completions). */
@@ -83,4 +84,8 @@ export default defineHttpProvider<OpenAiOptions>({
     return createStreamTranslator(call.provider);
   },
   readError: openAiStyleFailure,
+  embeddings: {
+    buildRequests: (call) => [{ path: '/embeddings', body: buildEmbeddingsBody(call) }],
+    toEmbeddings: (body, call) => toEmbeddings(body, call),
+  },
 });

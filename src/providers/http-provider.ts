@@ -174,7 +174,13 @@ class HttpProviderInstance<Options> implements ProviderInstance {
       const attempt = signal === call.signal ? call : { ...call, signal };
       const res = await this.#dispatch(requests[i], attempt);
       const body = await this.#readJson(res, attempt, budget);
-      return part.toEmbeddings(body, call, this.#options, res.headers as Headers);
+      try {
+        return part.toEmbeddings(body, call, this.#options, res.headers as Headers);
+      } catch (err) {
+        // An answer that cannot be read is the provider's fault (502), as for chat translation.
+        if (err instanceof UpstreamError || err instanceof GatewayError) throw err;
+        throw UpstreamError.protocol(this.#name, (err as Error)?.message ?? String(err), err);
+      }
     });
     return joinEmbeddings(answers);
   }

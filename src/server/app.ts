@@ -35,13 +35,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimit,
-    genReqId: requestIdFor,
+    genReqId: (req) => requestIdFor(req, getRuntime().redact),
     // Streams can be long; idle keep-alive sockets are cheap.
     keepAliveTimeout: 75_000,
     // Slow clients (slowloris) are cut: headers and the whole request each have a deadline.
     // Node checks them on an interval, 30 s by default: too coarse for a 10 s limit.
     requestTimeout: options.requestTimeoutMs,
-    http: { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, Math.ceil(options.headersTimeoutMs / 2)) },
+    // Node answers a missing Host with its own bare 400; we answer it in our envelope below.
+    http: { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, Math.ceil(options.headersTimeoutMs / 2)), requireHostHeader: false },
     clientErrorHandler: handleClientError,
     // While draining, requests arriving on open keep-alive connections are still served (with
     // Connection: close) instead of fastify's non-OpenAI 503 body.
@@ -50,19 +51,28 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   // Chat requests are JSON only: without this fastify would also accept text/plain bodies.
   app.removeContentTypeParser('text/plain');
+  // HTTP/0.9 and HTTP/1.1 without Host are malformed (RFC 9112 §3.2): refused, connection closed.
+  app.addHook('onRequest', function wellFormed(request, reply, done) {
+    const raw = request.raw;
+    if (raw.httpVersionMajor >= 1 && (raw.httpVersionMinor === 0 || raw.headers.host !== undefined)) return done();
+    const error = new GatewayError('bad_request', raw.httpVersionMajor < 1 ? 'Malformed HTTP request (HTTP/0.9 is not supported).' : 'Malformed HTTP request (HTTP/1.1 requires a Host header).');
+    reply.code(error.status).headers({ 'x-request-id': request.id, connection: 'close' }).send(error.toJSON());
+  });
   for (const route of ROUTES) route.register(app, options);
 
   app.setNotFoundHandler(function notFound(request, reply) {
     const allowed = allowedMethod(request.url);
-    const error = allowed
-      ? new GatewayError('method_not_allowed', `Method ${request.method} is not allowed on ${request.url.split('?')[0]}; use ${allowed}.`)
-      : new GatewayError('not_found', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}. Chat completions are at POST /v1/chat/completions.`);
+    const error = (
+      allowed
+        ? new GatewayError('method_not_allowed', `Method ${request.method} is not allowed on ${request.url.split('?')[0]}; use ${allowed}.`)
+        : new GatewayError('not_found', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}. Chat completions are at POST /v1/chat/completions.`)
+    ).redacted(getRuntime().redact);
     if (allowed) reply.header('allow', allowed);
     reply.code(error.status).header('x-request-id', request.id).send(error.toJSON());
   });
 
   app.setErrorHandler(function onError(err: Error & { code?: string; statusCode?: number }, request, reply) {
-    const error = fromFastifyError(err);
+    const error = fromFastifyError(err).redacted(getRuntime().redact);
     if (error.code === 'internal_error') log.error({ err, reqId: request.id }, 'unhandled error');
     // Body-parsing failures happen before the pipeline: log them like any other request.
     if (request.routeOptions.url && CHAT_PATHS.includes(request.routeOptions.url as never)) {

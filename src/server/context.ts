@@ -6,10 +6,14 @@ import type { ChatCompletionRequest } from '../openai-types.ts';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\-]{1,128}$/;
 
-/** The client's x-request-id when it is sane (so its traces line up), else a fresh one. */
-export function requestIdFor(req: IncomingMessage): string {
+/**
+ * The client's x-request-id when it is sane (so its traces line up) and holds no configured
+ * secret (it is echoed and logged), else a fresh one.
+ */
+export function requestIdFor(req: IncomingMessage, redact?: (text: string) => string): string {
   const given = req.headers['x-request-id'];
-  return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
+  if (typeof given === 'string' && SANE_REQUEST_ID.test(given) && (!redact || redact(given) === given)) return given;
+  return `req_${randomUUID().replaceAll('-', '')}`;
 }
 
 /** A context whose signal aborts when the client disconnects before the response is complete. */

@@ -7,12 +7,16 @@ import { defineStage, type RequestContext } from '../plugin-api.ts';
 import { attemptCount } from '../pipeline/attempts.ts';
 import { overheadMs, roundMs } from '../observability/timing.ts';
 
-export function requestLogLine(ctx: RequestContext): Record<string, unknown> {
+/**
+ * @param redact scrubs configured secrets from what the client chose: a model name that is not
+ * a configured alias could be anything, a key included.
+ */
+export function requestLogLine(ctx: RequestContext, redact: (text: string) => string = (t) => t): Record<string, unknown> {
   const usage = ctx.usage;
   const line: Record<string, unknown> = {
     reqId: ctx.id,
     key: ctx.key?.name,
-    model: typeof ctx.body?.model === 'string' ? ctx.body.model : undefined,
+    model: typeof ctx.body?.model === 'string' ? (ctx.route ? ctx.body.model : redact(ctx.body.model)) : undefined,
     provider: ctx.attempt?.target.provider,
     upstreamModel: ctx.upstreamModel,
     status: ctx.status,
@@ -45,11 +49,11 @@ export default defineStage({
   kind: 'stage',
   name: 'log',
   description: 'One structured log line per request',
-  create(_options, { log }) {
+  create(_options, { log, runtime }) {
     return {
       name: 'log',
       onResponse(ctx) {
-        const line = requestLogLine(ctx);
+        const line = requestLogLine(ctx, runtime.redact);
         const status = ctx.status ?? 0;
         if (status >= 500 || ctx.streamError) log.warn(line, 'request failed');
         else log.info(line, 'request');

@@ -33,7 +33,7 @@ function chat({ getRuntime, onRequestStart, onRequestDone, log, observer }: Serv
     const ctx = createContext(request.id, request.raw, res, request.body, log);
     onRequestStart?.(ctx);
     observer.requestStarted?.(ctx);
-    const toClientError = (err: unknown): GatewayError => (err instanceof UpstreamError ? err.toClientError(runtime.redact) : toGatewayError(err));
+    const toClientError = (err: unknown): GatewayError => (err instanceof UpstreamError ? err.toClientError(runtime.redact) : toGatewayError(err).redacted(runtime.redact));
     try {
       const deep = tooDeep(request.body);
       if (deep) throw new GatewayError('invalid_request', `Invalid '${deep}': JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted.`, { param: deep });

@@ -8,12 +8,14 @@
  *   response.ts                GenerateContentResponse → chat.completion
  *   stream.ts                  SSE events → chat.completion.chunk
  *   errors.ts                  google.rpc error bodies → UpstreamFailure
+ *   embeddings.ts              /v1/embeddings ↔ batchEmbedContents
  */
 import { defineHttpProvider } from 'switchyard-gateway';
 import { buildGenerateRequest, UNSUPPORTED_PARAMS } from './request.ts';
 import { toCompletion } from './response.ts';
 import { createStreamTranslator } from './stream.ts';
 import { readGoogleError } from './errors.ts';
+import { buildBatchEmbedRequests, TASK_TYPES, toEmbeddings, type BatchEmbedContentsRequest } from './embeddings.ts';
 
 export interface GeminiOptions {
   /** Default https://generativelanguage.googleapis.com */
@@ -23,6 +25,8 @@ export interface GeminiOptions {
   apiVersion?: string;
   /** Gemini `safetySettings` sent with every request ({category, threshold} objects). */
   safetySettings?: Array<Record<string, unknown>>;
+  /** Gemini `taskType` for embeddings when the request names none (`task_type`); default unset. */
+  embeddingTaskType?: (typeof TASK_TYPES)[number];
   headers?: Record<string, string>;
 }
 
@@ -49,6 +53,7 @@ export default defineHttpProvider<GeminiOptions>({
         type: 'array',
         items: { type: 'object', required: ['category', 'threshold'], properties: { category: { type: 'string' }, threshold: { type: 'string' } } },
       },
+      embeddingTaskType: { enum: TASK_TYPES },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
     },
   },
@@ -62,4 +67,9 @@ export default defineHttpProvider<GeminiOptions>({
   toCompletion: (body, call) => toCompletion(body, call),
   createStreamTranslator: (call) => createStreamTranslator(call),
   readError: (status, body) => readGoogleError(status, body),
+  embeddings: {
+    buildRequests: (call, options) =>
+      buildBatchEmbedRequests(call, { taskType: options.embeddingTaskType }).map((body) => ({ path: `/${options.apiVersion ?? 'v1beta'}/${modelPath(call.model)}:batchEmbedContents`, body })),
+    toEmbeddings: (body, call, _options, answered) => toEmbeddings(body, call, answered.request.body as BatchEmbedContentsRequest),
+  },
 });

@@ -79,12 +79,19 @@ export interface HttpEmbeddingsSpec<Options> {
   buildRequests(call: EmbeddingCall, options: Options): HttpRequestSpec[];
   /**
    * One request's 2xx answer → the OpenAI list for that request's inputs, `index` counted from 0
-   * within it (the core renumbers across requests and sums the usage). Headers, because some
-   * providers report tokens only there (Bedrock's `x-amzn-bedrock-input-token-count`).
+   * within it (the core renumbers across requests and sums the usage). `answered` says which
+   * request it answers (to estimate tokens the provider does not report) and its headers (some
+   * providers report tokens only there: Bedrock's `x-amzn-bedrock-input-token-count`).
    */
-  toEmbeddings(body: unknown, call: EmbeddingCall, options: Options, headers: Headers): EmbeddingResponse;
+  toEmbeddings(body: unknown, call: EmbeddingCall, options: Options, answered: EmbeddingAnswerContext): EmbeddingResponse;
   /** Requests of one call in flight at once (default 4). */
   concurrency?: number;
+}
+
+/** What an embeddings answer answers: the request as built, and the response headers. */
+export interface EmbeddingAnswerContext {
+  request: HttpRequestSpec;
+  headers: Headers;
 }
 
 /** Largest error body read from an upstream; the rest is discarded. */
@@ -175,7 +182,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
       const res = await this.#dispatch(requests[i], attempt);
       const body = await this.#readJson(res, attempt, budget);
       try {
-        return part.toEmbeddings(body, call, this.#options, res.headers as Headers);
+        return part.toEmbeddings(body, call, this.#options, { request: requests[i], headers: res.headers as Headers });
       } catch (err) {
         // An answer that cannot be read is the provider's fault (502), as for chat translation.
         if (err instanceof UpstreamError || err instanceof GatewayError) throw err;

@@ -1,0 +1,60 @@
+/**
+ * Reading a Messages request that arrived as untyped JSON: each reader checks one field and
+ * answers a 400 that names it (`messages[1].content[0].source.data`, in the gateway's path
+ * style) instead of letting a wrong type crash the translation.
+ */
+import { GatewayError } from '../../errors.ts';
+
+export type Json = Record<string, unknown>;
+
+export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function invalid(param: string, why: string): GatewayError {
+  return new GatewayError('invalid_request', `Invalid '${param}': ${why}.`, { param });
+}
+
+export function objectAt(v: unknown, param: string): Json {
+  if (!isObject(v)) throw invalid(param, 'expected an object');
+  return v;
+}
+
+export function arrayAt(v: unknown, param: string): unknown[] {
+  if (!Array.isArray(v)) throw invalid(param, 'expected an array');
+  return v;
+}
+
+export function stringAt(v: unknown, param: string): string {
+  if (typeof v !== 'string') throw invalid(param, 'expected a string');
+  return v;
+}
+
+/** A finite number within [min, max]; `integer` also rejects fractions. */
+export function numberAt(v: unknown, param: string, range: { min?: number; max?: number; integer?: boolean } = {}): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw invalid(param, 'expected a number');
+  if (range.integer && !Number.isInteger(v)) throw invalid(param, 'expected an integer');
+  if (range.min !== undefined && v < range.min) throw invalid(param, `expected a number >= ${range.min}`);
+  if (range.max !== undefined && v > range.max) throw invalid(param, `expected a number <= ${range.max}`);
+  return v;
+}
+
+/**
+ * Collects what only Anthropic itself can serve (server tools, Files API sources, fields the chat
+ * model has no place for). The translation leaves them out and goes on, so the caller can still
+ * choose the native pass-through for an `anthropic` target; for any other target each finding is
+ * the 400 to answer.
+ */
+export class NativeOnly {
+  readonly findings: GatewayError[] = [];
+
+  add(param: string, what: string): void {
+    this.findings.push(
+      new GatewayError(
+        'unsupported_parameter',
+        `The parameter '${param}' (${what}) is only supported when an Anthropic model serves /v1/messages; this model is served through the chat translation.`,
+        {
+          param,
+        },
+      ),
+    );
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The slice of Anthropic's Messages API wire types (https://docs.anthropic.com/en/api/messages)
+ * that the /v1/messages ingress writes. Requests are read as `unknown` and checked field by field
+ * (request.ts), so only the answer side is typed in full here.
+ */
+
+/** https://docs.anthropic.com/en/api/messages#response-stop-reason */
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+/** Extended thinking. The signature is Anthropic's; a translated answer has none (''). */
+export interface ThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export type ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock;
+
+/**
+ * Anthropic counts cache reads and writes apart from `input_tokens` (the uncached rest); the
+ * prompt is their sum. https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
+ */
+export interface MessagesUsage {
+  input_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  output_tokens: number;
+}
+
+/** The `message` object: the non-streamed answer, and the snapshot a stream builds up. */
+export interface AnthropicMessage {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: ContentBlock[];
+  stop_reason: StopReason | null;
+  stop_sequence: string | null;
+  usage: MessagesUsage;
+}
+
+/** What the answer translations read of the client's Messages request. */
+export interface MessagesRequestInfo {
+  model?: unknown;
+  stop_sequences?: unknown;
+}
+
+// ---------------------------------------------------------------- stream events
+// https://docs.anthropic.com/en/docs/build-with-claude/streaming#event-types
+
+export interface MessageStartEvent {
+  type: 'message_start';
+  message: AnthropicMessage;
+}
+
+export interface PingEvent {
+  type: 'ping';
+}
+
+export interface ContentBlockStartEvent {
+  type: 'content_block_start';
+  index: number;
+  /** Starts empty: text '', thinking '' with signature '', tool_use with input {}. */
+  content_block: ContentBlock;
+}
+
+export type BlockDelta = { type: 'text_delta'; text: string } | { type: 'thinking_delta'; thinking: string } | { type: 'input_json_delta'; partial_json: string };
+
+export interface ContentBlockDeltaEvent {
+  type: 'content_block_delta';
+  index: number;
+  delta: BlockDelta;
+}
+
+export interface ContentBlockStopEvent {
+  type: 'content_block_stop';
+  index: number;
+}
+
+export interface MessageDeltaEvent {
+  type: 'message_delta';
+  delta: { stop_reason: StopReason; stop_sequence: string | null };
+  /** Cumulative totals: output_tokens always, the input counts once they are known. */
+  usage: Partial<MessagesUsage> & { output_tokens: number };
+}
+
+export interface MessageStopEvent {
+  type: 'message_stop';
+}
+
+export interface ErrorEvent {
+  type: 'error';
+  error: { type: AnthropicErrorType; message: string };
+}
+
+export type AnthropicEvent = MessageStartEvent | PingEvent | ContentBlockStartEvent | ContentBlockDeltaEvent | ContentBlockStopEvent | MessageDeltaEvent | MessageStopEvent | ErrorEvent;
+
+// ---------------------------------------------------------------- errors
+
+/** https://docs.anthropic.com/en/api/errors#http-errors (plus timeout_error, which the SDK knows). */
+export type AnthropicErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'request_too_large'
+  | 'rate_limit_error'
+  | 'api_error'
+  | 'timeout_error'
+  | 'overloaded_error';
+
+export interface AnthropicErrorBody {
+  type: 'error';
+  error: { type: AnthropicErrorType; message: string };
+  /** Anthropic's bodies repeat the `request-id` header here. */
+  request_id?: string;
+}

@@ -2,7 +2,8 @@
  * AWS Bedrock Runtime, Converse and ConverseStream (`POST /model/{modelId}/converse`,
  * `/converse-stream`): one request shape for every Bedrock chat model, SigV4-signed, streams in
  * the binary AWS event-stream framing. The modules: request.ts + messages.ts (OpenAI → Converse),
- * response.ts, eventstream.ts + stream.ts (event stream → chunks), errors.ts, sign.ts.
+ * response.ts, eventstream.ts + stream.ts (event stream → chunks), errors.ts, sign.ts, and
+ * embeddings.ts (InvokeModel for Titan and Cohere embeddings).
  */
 import type { SignatureV4 } from '@smithy/signature-v4';
 import { defineHttpProvider, type ProviderEnv, type ProviderPlugin } from 'switchyard-gateway';
@@ -13,6 +14,7 @@ import { createStreamTranslator } from './stream.ts';
 import { decodeEventStream } from './eventstream.ts';
 import { readError } from './errors.ts';
 import { createSigner, resolveCredentials, signatureHeaders } from './sign.ts';
+import { buildEmbeddingBodies, EMBEDDING_CONCURRENCY, invokePath, toEmbeddings, type CohereRequest, type TitanRequest } from './embeddings.ts';
 
 export interface BedrockOptions {
   /** e.g. us-east-1: names the endpoint and the signing scope. */
@@ -27,6 +29,8 @@ export interface BedrockOptions {
   maxTokens?: number;
   /** A Bedrock guardrail applied to every request. */
   guardrail?: RequestSettings['guardrail'];
+  /** Cohere Embed `input_type` when the request names none (default search_document). */
+  cohereInputType?: 'search_document' | 'search_query' | 'classification' | 'clustering';
   headers?: Record<string, string>;
 }
 
@@ -62,6 +66,7 @@ const http = defineHttpProvider<ResolvedOptions>({
           trace: { enum: ['enabled', 'disabled', 'enabled_full'] },
         },
       },
+      cohereInputType: { enum: ['search_document', 'search_query', 'classification', 'clustering'] },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
     },
   },
@@ -87,6 +92,11 @@ const http = defineHttpProvider<ResolvedOptions>({
   createStreamTranslator: (call) => createStreamTranslator(call),
   decodeStream: decodeEventStream,
   readError,
+  embeddings: {
+    buildRequests: (call, options) => buildEmbeddingBodies(call, { cohereInputType: options.cohereInputType }).map((body) => ({ path: invokePath(call.model), body })),
+    toEmbeddings: (body, call, _options, answered) => toEmbeddings(body, call, answered.request.body as TitanRequest | CohereRequest, answered.headers),
+    concurrency: EMBEDDING_CONCURRENCY,
+  },
 });
 
 /** Resolves the credentials (options, else the AWS environment variables) once, at creation. */

@@ -43,6 +43,9 @@ export function describeChanges(before: GatewayConfig, after: GatewayConfig, plu
   }
   if (before.log.format !== after.log.format) needsRestart.push('log.format');
   if (JSON.stringify({ ...before.state, prices: undefined }) !== JSON.stringify({ ...after.state, prices: undefined })) needsRestart.push('state');
+  // Metrics and tracing are set up when the gateway starts (metrics.auth follows reloads).
+  if (JSON.stringify({ ...before.metrics, auth: undefined }) !== JSON.stringify({ ...after.metrics, auth: undefined })) needsRestart.push('metrics');
+  if (JSON.stringify(before.tracing) !== JSON.stringify(after.tracing)) needsRestart.push('tracing');
   return {
     models: compare(before.models, after.models),
     providers: compare(before.providers, after.providers),

@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineProvider, type ChatCompletion, type ChatCompletionChunk } from 'switchyard-gateway';
 import { DEFAULT_REPLY, mockChunks, mockCompletion } from './generate.ts';
+import { DEFAULT_EMBEDDING_DIMENSIONS, MAX_EMBEDDING_DIMENSIONS, mockEmbeddings } from './embeddings.ts';
 
 export interface MockOptions {
   /** The answer text (default: a greeting that says it comes from the mock). */
@@ -13,6 +14,8 @@ export interface MockOptions {
   latencyMs?: number;
   /** Delay between streamed chunks. */
   chunkDelayMs?: number;
+  /** Length of the fake embedding vectors (default 256); a request's `dimensions` overrides it. */
+  embeddingDimensions?: number;
 }
 
 async function* paced(chunks: ChatCompletionChunk[], delayMs: number, signal: AbortSignal): AsyncGenerator<ChatCompletionChunk> {
@@ -34,9 +37,10 @@ export default defineProvider<MockOptions>({
       reply: { type: 'string' },
       latencyMs: { type: 'integer', minimum: 0 },
       chunkDelayMs: { type: 'integer', minimum: 0 },
+      embeddingDimensions: { type: 'integer', minimum: 1, maximum: MAX_EMBEDDING_DIMENSIONS, default: DEFAULT_EMBEDDING_DIMENSIONS },
     },
   },
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, embeddings: true },
   create(options) {
     const reply = options.reply ?? DEFAULT_REPLY;
     const latencyMs = options.latencyMs ?? 0;
@@ -49,6 +53,10 @@ export default defineProvider<MockOptions>({
       },
       toCompletion: (body) => body as ChatCompletion,
       createStreamTranslator: () => ({ push: (event) => event as ChatCompletionChunk }),
+      async embed(call) {
+        if (latencyMs > 0) await sleep(latencyMs, undefined, { signal: call.signal });
+        return mockEmbeddings(call.embedding, call.model, options.embeddingDimensions);
+      },
     };
   },
 });

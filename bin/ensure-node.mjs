@@ -56,9 +56,11 @@ function versionOf(node) {
  * message otherwise.
  */
 export function suitableNode() {
+  const rerunning = process.env[RERUN_MARK] !== undefined;
+  delete process.env[RERUN_MARK]; // not passed on to the gateway and what it starts
   if (satisfies(process.versions.node)) return process.execPath;
   const needs = `Switchyard needs Node >= ${MINIMUM_TEXT} (this is Node ${process.version})`;
-  if (process.env[RERUN_MARK]) throw new NodeUnavailable(`${needs}; install Node 24 LTS from https://nodejs.org and run it again`);
+  if (rerunning) throw new NodeUnavailable(`${needs}; install Node 24 LTS from https://nodejs.org and run it again`);
   let version = existsSync(PREFIX_NODE) ? versionOf(PREFIX_NODE) : undefined;
   if (!version || !satisfies(version)) {
     process.stderr.write(`${needs}: installing Node 24 LTS into ${PREFIX} ...\n`);

@@ -9,7 +9,7 @@ import bundle from '../../../schemas/openai/chat-completions.schema.json' with {
 import responsesBundle from '../../../schemas/openai/responses.schema.json' with { type: 'json' };
 
 /** The roots a gateway answer is checked against. */
-export type OpenAiSchema = 'CreateChatCompletionResponse' | 'CreateChatCompletionStreamResponse' | 'ErrorResponse' | 'ListModelsResponse' | 'Model' | ResponsesSchema;
+export type OpenAiSchema = 'CreateChatCompletionRequest' | 'CreateChatCompletionResponse' | 'CreateChatCompletionStreamResponse' | 'ErrorResponse' | 'ListModelsResponse' | 'Model' | ResponsesSchema;
 
 /** The Responses API roots, from their own bundle: a request, a `response` object, one stream event. */
 type ResponsesSchema = 'CreateResponse' | 'Response' | 'ResponseStreamEvent';

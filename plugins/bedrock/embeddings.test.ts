@@ -1,7 +1,7 @@
 /** Bedrock embeddings: InvokeModel bodies for Titan and Cohere as documented, answers → the OpenAI list. */
 import { describe, expect, it, vi } from 'vitest';
 import type { EmbeddingCall, EmbeddingRequest } from 'switchyard-gateway';
-import { GatewayError } from 'switchyard-gateway/kit';
+import type { GatewayError } from 'switchyard-gateway/kit';
 import { loadFixture } from 'switchyard-gateway/kit/testing';
 import { buildEmbeddingBodies, COHERE_MAX_TEXTS, embeddingFamilyOf, invokePath, toEmbeddings, type CohereRequest, type TitanRequest } from './embeddings.ts';
 
@@ -11,7 +11,15 @@ const TITAN = 'amazon.titan-embed-text-v2:0';
 const COHERE = 'cohere.embed-english-v3';
 
 const callOf = (model: string, embedding: Partial<EmbeddingRequest>, extra: Partial<EmbeddingCall> = {}): EmbeddingCall =>
-  ({ provider: 'aws', model, requestId: 'req_test', dropUnsupportedParams: false, log: { info: vi.fn() }, embedding: { model: 'alias', input: 'hi', ...embedding }, ...extra }) as unknown as EmbeddingCall;
+  ({
+    provider: 'aws',
+    model,
+    requestId: 'req_test',
+    dropUnsupportedParams: false,
+    log: { info: vi.fn() },
+    embedding: { model: 'alias', input: 'hi', ...embedding },
+    ...extra,
+  }) as unknown as EmbeddingCall;
 
 function refusal(fn: () => unknown): GatewayError {
   try {
@@ -74,7 +82,10 @@ describe('Titan Text Embeddings', () => {
 
   it('answer: embeddingsByType.float when embedding is absent; the header count, else an estimate', () => {
     const request: TitanRequest = { inputText: 'abcdefgh' };
-    expect(toEmbeddings({ embeddingsByType: { float: [1, 2] } }, callOf(TITAN, {}), request, { 'x-amzn-bedrock-input-token-count': '5' })).toMatchObject({ data: [{ embedding: [1, 2] }], usage: { prompt_tokens: 5 } });
+    expect(toEmbeddings({ embeddingsByType: { float: [1, 2] } }, callOf(TITAN, {}), request, { 'x-amzn-bedrock-input-token-count': '5' })).toMatchObject({
+      data: [{ embedding: [1, 2] }],
+      usage: { prompt_tokens: 5 },
+    });
     expect(toEmbeddings({ embedding: [1] }, callOf(TITAN, {}), request, {}).usage).toEqual({ prompt_tokens: 2, total_tokens: 2 });
     expect(() => toEmbeddings({ inputTextTokenCount: 3 }, callOf(TITAN, {}), request, {})).toThrow(/not a float array/);
   });
@@ -99,7 +110,9 @@ describe('Cohere Embed', () => {
   });
 
   it('dimensions: output_dimension on v4, refused on v3', () => {
-    expect(buildEmbeddingBodies(callOf('cohere.embed-v4:0', { input: 'a', dimensions: 512 }))).toEqual([{ texts: ['a'], input_type: 'search_document', embedding_types: ['float'], output_dimension: 512 }]);
+    expect(buildEmbeddingBodies(callOf('cohere.embed-v4:0', { input: 'a', dimensions: 512 }))).toEqual([
+      { texts: ['a'], input_type: 'search_document', embedding_types: ['float'], output_dimension: 512 },
+    ]);
     expect(refusal(() => buildEmbeddingBodies(callOf(COHERE, { dimensions: 512 })))).toMatchObject({ code: 'unsupported_parameter', param: 'dimensions' });
   });
 
@@ -132,7 +145,11 @@ describe('Cohere Embed', () => {
 describe('input', () => {
   it('refuses token arrays for every family (400 unsupported_parameter, input)', () => {
     for (const model of [TITAN, COHERE]) {
-      for (const input of [[1, 2], [[1], [2]]]) expect(refusal(() => buildEmbeddingBodies(callOf(model, { input })))).toMatchObject({ code: 'unsupported_parameter', status: 400, param: 'input' });
+      for (const input of [
+        [1, 2],
+        [[1], [2]],
+      ])
+        expect(refusal(() => buildEmbeddingBodies(callOf(model, { input })))).toMatchObject({ code: 'unsupported_parameter', status: 400, param: 'input' });
     }
   });
 });

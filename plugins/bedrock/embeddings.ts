@@ -143,7 +143,11 @@ function textInputs(call: EmbeddingCall): string[] {
 /** 400 naming the parameter, or (dropUnsupportedParams) dropped with a log line, as for chat. */
 function unsupportedParam(call: EmbeddingCall, param: string): void {
   if (!call.dropUnsupportedParams) {
-    throw new GatewayError('unsupported_parameter', `${call.provider}: the parameter '${param}' is not supported by model ${call.model}. Remove it, or set dropUnsupportedParams: true for this model in gateway.yaml.`, { param });
+    throw new GatewayError(
+      'unsupported_parameter',
+      `${call.provider}: the parameter '${param}' is not supported by model ${call.model}. Remove it, or set dropUnsupportedParams: true for this model in gateway.yaml.`,
+      { param },
+    );
   }
   call.log.info({ reqId: call.requestId, provider: call.provider, param }, `dropped unsupported parameter '${param}'`);
 }

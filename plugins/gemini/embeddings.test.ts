@@ -8,7 +8,8 @@ import { buildBatchEmbedRequests, estimateTokens, MAX_BATCH, toEmbeddings } from
 /** Constructed from Gemini's documentation (see test/fixtures/README.md). */
 const FIXTURES = new URL('../../test/fixtures/gemini/', import.meta.url);
 
-const callOf = (embedding: Partial<EmbeddingRequest>, model = 'gemini-embedding-001'): EmbeddingCall => ({ provider: 'g', model, embedding: { model: 'alias', input: 'hi', ...embedding } }) as EmbeddingCall;
+const callOf = (embedding: Partial<EmbeddingRequest>, model = 'gemini-embedding-001'): EmbeddingCall =>
+  ({ provider: 'g', model, embedding: { model: 'alias', input: 'hi', ...embedding } }) as EmbeddingCall;
 
 describe('request', () => {
   it('is one EmbedContentRequest per text, outputDimensionality from dimensions', () => {
@@ -38,7 +39,10 @@ describe('request', () => {
   });
 
   it('refuses token arrays: 400 unsupported_parameter naming input', () => {
-    for (const input of [[1, 2, 3], [[1, 2], [3]]]) {
+    for (const input of [
+      [1, 2, 3],
+      [[1, 2], [3]],
+    ]) {
       const err = (() => {
         try {
           buildBatchEmbedRequests(callOf({ input }));

@@ -7,7 +7,8 @@ import { buildEmbeddingsBody, decodeFloat32Base64, estimateInputTokens, toEmbedd
 /** Constructed from OpenAI's documentation (see test/fixtures/README.md). */
 const FIXTURES = new URL('../../test/fixtures/openai/', import.meta.url);
 
-const callOf = (embedding: Partial<EmbeddingRequest>): EmbeddingCall => ({ provider: 'oa', model: 'text-embedding-3-small', embedding: { model: 'alias', input: 'hi', ...embedding } }) as EmbeddingCall;
+const callOf = (embedding: Partial<EmbeddingRequest>): EmbeddingCall =>
+  ({ provider: 'oa', model: 'text-embedding-3-small', embedding: { model: 'alias', input: 'hi', ...embedding } }) as EmbeddingCall;
 
 describe('request', () => {
   it('is the documented request: the client fields with the target model, floats asked for', () => {
@@ -40,7 +41,15 @@ describe('answer', () => {
   });
 
   it('orders data by index and fills what a lax server leaves out', () => {
-    const r = toEmbeddings({ data: [{ index: 1, embedding: [2] }, { index: 0, embedding: [1] }] }, callOf({ input: ['abcd', 'abcdefgh'] }));
+    const r = toEmbeddings(
+      {
+        data: [
+          { index: 1, embedding: [2] },
+          { index: 0, embedding: [1] },
+        ],
+      },
+      callOf({ input: ['abcd', 'abcdefgh'] }),
+    );
     expect(r).toEqual({
       object: 'list',
       model: 'text-embedding-3-small',

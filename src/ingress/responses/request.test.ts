@@ -26,7 +26,13 @@ function refusal(body: unknown): GatewayError {
   throw new Error('expected the request to be refused');
 }
 
-const weather = { type: 'function', name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }, strict: true };
+const weather = {
+  type: 'function',
+  name: 'get_weather',
+  description: 'Weather in a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  strict: true,
+};
 
 describe('input', () => {
   it('a string is one user message; instructions lead as a system message', () => {
@@ -45,7 +51,13 @@ describe('input', () => {
         { type: 'message', role: 'system', content: [{ type: 'input_text', text: 'Be kind.' }] },
         { role: 'user', content: 'Hi' },
         { type: 'message', role: 'assistant', id: 'msg_1', status: 'completed', content: [{ type: 'output_text', text: 'Bonjour', annotations: [], logprobs: [] }] },
-        { role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, { type: 'input_image', image_url: 'https://example.com/cat.png', detail: 'low' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'What is this?' },
+            { type: 'input_image', image_url: 'https://example.com/cat.png', detail: 'low' },
+          ],
+        },
       ],
     });
     expect(chat.messages).toEqual([
@@ -87,7 +99,13 @@ describe('input', () => {
   });
 
   it('a past refusal is what the assistant said', () => {
-    const chat = translate({ model: 'm', input: [{ type: 'message', role: 'assistant', id: 'msg_1', status: 'completed', content: [{ type: 'refusal', refusal: "I can't help with that." }] }, { role: 'user', content: 'Why?' }] });
+    const chat = translate({
+      model: 'm',
+      input: [
+        { type: 'message', role: 'assistant', id: 'msg_1', status: 'completed', content: [{ type: 'refusal', refusal: "I can't help with that." }] },
+        { role: 'user', content: 'Why?' },
+      ],
+    });
     expect(chat.messages[0]).toEqual({ role: 'assistant', content: "I can't help with that." });
   });
 
@@ -149,7 +167,13 @@ describe('input', () => {
 
 describe('parameters', () => {
   it('function tools are nested the chat way; tool_choice and parallel_tool_calls carried', () => {
-    const chat = translate({ model: 'm', input: 'x', tools: [weather, { type: 'function', name: 'noop', parameters: null, strict: false }], tool_choice: { type: 'function', name: 'get_weather' }, parallel_tool_calls: false });
+    const chat = translate({
+      model: 'm',
+      input: 'x',
+      tools: [weather, { type: 'function', name: 'noop', parameters: null, strict: false }],
+      tool_choice: { type: 'function', name: 'get_weather' },
+      parallel_tool_calls: false,
+    });
     expect(chat.tools).toEqual([
       { type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: weather.parameters, strict: true } },
       { type: 'function', function: { name: 'noop', strict: false } },
@@ -164,7 +188,10 @@ describe('parameters', () => {
     const chat = translate({ model: 'm', input: 'x', tools: [weather, noop], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'noop' }] } });
     expect(chat.tools?.map((t) => t.function.name)).toEqual(['noop']);
     expect(chat.tool_choice).toBe('required');
-    expect(refusal({ model: 'm', input: 'x', tools: [noop], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'ghost' }] } })).toMatchObject({ code: 'invalid_request', param: 'tool_choice.tools[0].name' });
+    expect(refusal({ model: 'm', input: 'x', tools: [noop], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'ghost' }] } })).toMatchObject({
+      code: 'invalid_request',
+      param: 'tool_choice.tools[0].name',
+    });
   });
 
   it('text.format json_schema → response_format json_schema (nested); json_object; text is chat default', () => {
@@ -217,7 +244,25 @@ describe('parameters', () => {
   });
 
   it('nulls are absent', () => {
-    const body = { model: 'm', input: 'x', instructions: null, tools: null, tool_choice: null, parallel_tool_calls: null, text: null, max_output_tokens: null, temperature: null, top_p: null, reasoning: null, metadata: null, include: null, stream: null, store: null, previous_response_id: null, truncation: null };
+    const body = {
+      model: 'm',
+      input: 'x',
+      instructions: null,
+      tools: null,
+      tool_choice: null,
+      parallel_tool_calls: null,
+      text: null,
+      max_output_tokens: null,
+      temperature: null,
+      top_p: null,
+      reasoning: null,
+      metadata: null,
+      include: null,
+      stream: null,
+      store: null,
+      previous_response_id: null,
+      truncation: null,
+    };
     expect(responsesToChat(body)).toEqual({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
     expect(readResponsesRequest(body)).toEqual({ model: 'm', input: 'x', tools: [], include: [], stream: false });
   });
@@ -248,11 +293,32 @@ describe('refused: what the translation cannot honour (400 unsupported_parameter
   it.each([
     ['tool_choice', { tools: [weather], tool_choice: { type: 'web_search_preview' } }],
     ['tool_choice.tools[0]', { tools: [weather], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'mcp', server_label: 'x' }] } }],
-    ['input[1]', { input: [{ role: 'user', content: 'x' }, { type: 'item_reference', id: 'msg_1' }] }],
+    [
+      'input[1]',
+      {
+        input: [
+          { role: 'user', content: 'x' },
+          { type: 'item_reference', id: 'msg_1' },
+        ],
+      },
+    ],
     ['input[0]', { input: [{ type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } }] }],
     ['input[0].content[0].file_id', { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1', detail: 'auto' }] }] }],
     ['input[0].content[0].file_url', { input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/a.pdf' }] }] }],
-    ['input[0].content[1]', { input: [{ role: 'developer', content: [{ type: 'input_text', text: 'x' }, { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' }] }] }],
+    [
+      'input[0].content[1]',
+      {
+        input: [
+          {
+            role: 'developer',
+            content: [
+              { type: 'input_text', text: 'x' },
+              { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' },
+            ],
+          },
+        ],
+      },
+    ],
   ])('%s', (param, extra) => {
     expect(refusal({ model: 'm', input: 'x', ...extra })).toMatchObject({ code: 'unsupported_parameter', param });
   });
@@ -274,10 +340,40 @@ describe('bad input: 400 invalid_request naming the field, never a crash', () =>
     ['input[0].content[0].text', { model: 'm', input: [{ role: 'user', content: [{ type: 'input_text' }] }] }, 'invalid_request'],
     ['input[0].content[0].detail', { model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x/y.png', detail: 'huge' }] }] }, 'invalid_request'],
     ['input[0].call_id', { model: 'm', input: [{ type: 'function_call', name: 'f', arguments: '{}' }] }, 'invalid_request'],
-    ['input[0].arguments', { model: 'm', input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: {} }, { type: 'function_call_output', call_id: 'c', output: '' }] }, 'invalid_request'],
+    [
+      'input[0].arguments',
+      {
+        model: 'm',
+        input: [
+          { type: 'function_call', call_id: 'c', name: 'f', arguments: {} },
+          { type: 'function_call_output', call_id: 'c', output: '' },
+        ],
+      },
+      'invalid_request',
+    ],
     ['input[0]', { model: 'm', input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }] }, 'invalid_request'],
-    ['input[1].call_id', { model: 'm', input: [{ role: 'user', content: 'x' }, { type: 'function_call_output', call_id: 'c', output: 'y' }] }, 'invalid_request'],
-    ['input[1].output', { model: 'm', input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c', output: 7 }] }, 'invalid_request'],
+    [
+      'input[1].call_id',
+      {
+        model: 'm',
+        input: [
+          { role: 'user', content: 'x' },
+          { type: 'function_call_output', call_id: 'c', output: 'y' },
+        ],
+      },
+      'invalid_request',
+    ],
+    [
+      'input[1].output',
+      {
+        model: 'm',
+        input: [
+          { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c', output: 7 },
+        ],
+      },
+      'invalid_request',
+    ],
     ['tools', { model: 'm', input: 'x', tools: {} }, 'invalid_request'],
     ['tools[0].name', { model: 'm', input: 'x', tools: [{ type: 'function' }] }, 'invalid_request'],
     ['tools[0].parameters', { model: 'm', input: 'x', tools: [{ type: 'function', name: 'f', parameters: 'none' }] }, 'invalid_request'],
@@ -298,9 +394,15 @@ describe('bad input: 400 invalid_request naming the field, never a crash', () =>
 
   it("dangling calls and outputs are told in OpenAI's words", () => {
     expect(refusal({ model: 'm', input: [{ type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{}' }] }).message).toBe('No tool output found for function call call_1.');
-    expect(refusal({ model: 'm', input: [{ role: 'user', content: 'x' }, { type: 'function_call_output', call_id: 'call_1', output: 'y' }] }).message).toBe(
-      'No tool call found for function call output with call_id call_1.',
-    );
+    expect(
+      refusal({
+        model: 'm',
+        input: [
+          { role: 'user', content: 'x' },
+          { type: 'function_call_output', call_id: 'call_1', output: 'y' },
+        ],
+      }).message,
+    ).toBe('No tool call found for function call output with call_id call_1.');
     expect(refusal({ model: 'm', input: 'x', messages: [] }).message).toBe("Unknown parameter: 'messages'.");
   });
 });

@@ -129,7 +129,19 @@ const TRANSLATED = new Set([
   'stream',
 ]);
 /** CreateResponse fields read and dropped, or accepted at the value that means "off". */
-const TOLERATED = new Set(['stream_options', 'prompt_cache_options', 'max_tool_calls', 'store', 'previous_response_id', 'conversation', 'background', 'prompt', 'truncation', 'context_management', 'moderation']);
+const TOLERATED = new Set([
+  'stream_options',
+  'prompt_cache_options',
+  'max_tool_calls',
+  'store',
+  'previous_response_id',
+  'conversation',
+  'background',
+  'prompt',
+  'truncation',
+  'context_management',
+  'moderation',
+]);
 
 const STATELESS = "the gateway is stateless: it stores no responses or conversations, so send the whole conversation in 'input'";
 

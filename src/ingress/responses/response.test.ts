@@ -115,7 +115,12 @@ describe('chatToResponse', () => {
   });
 
   it('logprobs carried to output_text (bytes and top_logprobs always arrays)', () => {
-    const logprobs = { content: [{ token: 'Hi', logprob: -0.1, bytes: [72, 105], top_logprobs: [{ token: 'Hi', logprob: -0.1, bytes: [72, 105] }] }, { token: '!', logprob: -0.2, bytes: null, top_logprobs: null }] };
+    const logprobs = {
+      content: [
+        { token: 'Hi', logprob: -0.1, bytes: [72, 105], top_logprobs: [{ token: 'Hi', logprob: -0.1, bytes: [72, 105] }] },
+        { token: '!', logprob: -0.2, bytes: null, top_logprobs: null },
+      ],
+    };
     const chat = completion({ content: 'Hi!' });
     chat.choices[0].logprobs = logprobs;
     const response = answer(chat, { include: ['message.output_text.logprobs'], top_logprobs: 1 });
@@ -162,7 +167,12 @@ describe('chatToResponse', () => {
 
   it('the official SDK reads it: output_text and the function call', async () => {
     const sdk = (body: unknown) =>
-      new OpenAI({ apiKey: 'sk-test', baseURL: 'http://gateway.invalid/v1', maxRetries: 0, fetch: async () => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } }) });
+      new OpenAI({
+        apiKey: 'sk-test',
+        baseURL: 'http://gateway.invalid/v1',
+        maxRetries: 0,
+        fetch: async () => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } }),
+      });
     const text = await sdk(answer(recorded('chat-basic'))).responses.create({ model: 'my-alias', input: 'x' });
     expect(text.output_text).toBe('The capital of France is Paris.');
     const call = await sdk(answer(recorded('chat-tool-call'))).responses.create({ model: 'my-alias', input: 'x' });
@@ -172,8 +182,22 @@ describe('chatToResponse', () => {
 
 describe('usageOf', () => {
   it('cached and cache-write tokens, reasoning tokens, and the gateway cost carried', () => {
-    const usage = usageOf({ prompt_tokens: 100, completion_tokens: 50, total_tokens: 150, prompt_tokens_details: { cached_tokens: 60, cache_write_tokens: 30 }, completion_tokens_details: { reasoning_tokens: 20 }, cost: 0.0012 });
-    expect(usage).toEqual({ input_tokens: 100, input_tokens_details: { cached_tokens: 60, cache_write_tokens: 30 }, output_tokens: 50, output_tokens_details: { reasoning_tokens: 20 }, total_tokens: 150, cost: 0.0012 });
+    const usage = usageOf({
+      prompt_tokens: 100,
+      completion_tokens: 50,
+      total_tokens: 150,
+      prompt_tokens_details: { cached_tokens: 60, cache_write_tokens: 30 },
+      completion_tokens_details: { reasoning_tokens: 20 },
+      cost: 0.0012,
+    });
+    expect(usage).toEqual({
+      input_tokens: 100,
+      input_tokens_details: { cached_tokens: 60, cache_write_tokens: 30 },
+      output_tokens: 50,
+      output_tokens_details: { reasoning_tokens: 20 },
+      total_tokens: 150,
+      cost: 0.0012,
+    });
   });
 
   it('missing details are zeros', () => {

@@ -7,10 +7,7 @@
 // ------------------------------------------------------------------ request (the parts relied on)
 
 /** `text.format`: plain text, JSON mode, or Structured Outputs (the json_schema fields are flat here, nested in chat). */
-export type TextFormat =
-  | { type: 'text' }
-  | { type: 'json_object' }
-  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean | null; description?: string };
+export type TextFormat = { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean | null; description?: string };
 
 /** A function tool as the Responses API spells it: flat, where chat nests it under `function`. */
 export interface ResponsesFunctionTool {

@@ -1,0 +1,313 @@
+/**
+ * A chat chunk stream → the Responses API event stream
+ * (https://platform.openai.com/docs/api-reference/responses-streaming), stateful, one writer per
+ * request. The events, in the order OpenAI sends them:
+ *
+ *   start()   response.created, response.in_progress (the response echoed, no output yet)
+ *   push()    per chunk of choice 0, only for what it carries:
+ *             reasoning_content  reasoning item: output_item.added, content_part.added (reasoning_text),
+ *                                response.reasoning_text.delta
+ *             content            message item: output_item.added, content_part.added (output_text),
+ *                                response.output_text.delta (with the chunk's logprobs)
+ *             refusal            the message's refusal part: content_part.added, response.refusal.delta
+ *             tool_calls[k]      function_call item: output_item.added (call_id, name),
+ *                                response.function_call_arguments.delta
+ *             A new kind of item closes the one before (reasoning, then text, then calls, as
+ *             chat streams them); function calls stay open until the end, so a provider that
+ *             interleaves the arguments of parallel calls is followed. Usage, finish_reason and
+ *             the answering model are remembered.
+ *   end()     the `.done` events of every open part and item (output_text.done / refusal.done /
+ *             reasoning_text.done / function_call_arguments.done, content_part.done,
+ *             output_item.done), then response.completed, or response.incomplete when
+ *             finish_reason was length or content_filter; it carries the whole response, with
+ *             usage when the usage chunk arrived.
+ *   fail(e)   an `error` event, then response.failed with the output as far as it went.
+ *
+ * Every event has the next `sequence_number` (from 0); `output_index` is the item's place in
+ * `response.output`, `content_index` the part's place in its item, `item_id` the item's id. The
+ * objects in events are snapshots: later events never change what an earlier one said.
+ *
+ * The commitment point. start() says nothing about the answer, and push() returns no event for a
+ * chunk with nothing visible (a role-only or usage-only chunk), so the first OUTPUT event (the
+ * first output_item.added) is where the client learns something. The caller may buffer start()'s
+ * events until then: while nothing has been written, a failure can still be an HTTP error, or a
+ * failover to another target, whose chunks this same writer can take since it has emitted no
+ * output. After it, a failure can only be told inside the stream: fail().
+ */
+import type { GatewayError } from '../../errors.ts';
+import type { ChatCompletionChunk, ChunkToolCallDelta, FinishReason, Usage } from '../../openai-types.ts';
+import { responseErrorOf } from './errors.ts';
+import type { ResponseIds } from './ids.ts';
+import { finishResponse, logprobsOf, responseSkeleton, statusOf, usageOf } from './response.ts';
+import type { FunctionCallItem, LogProb, MessageItem, OutputItem, OutputText, ReasoningItem, Refusal, ResponseObject, ResponsesEvent, ResponsesRequest } from './types.ts';
+
+/** Distributes over the union, so an event literal is checked against its own variant. */
+type Unsequenced<E> = E extends unknown ? Omit<E, 'sequence_number'> : never;
+
+/** The message's part being written: its index in the item and what it has said so far. */
+interface OpenPart {
+  kind: 'text' | 'refusal';
+  index: number;
+  text: string;
+  logprobs: LogProb[];
+}
+
+/** A chat tool call as its deltas arrive; `item` once it has a name. */
+interface PendingCall {
+  id?: string;
+  name?: string;
+  /** Argument fragments that came before the name. */
+  arguments: string;
+  item?: FunctionCallItem;
+}
+
+export class ResponsesStreamWriter {
+  readonly #ids: ResponseIds;
+  readonly #response: ResponseObject;
+  #sequence = 0;
+  #state: 'new' | 'started' | 'ended' = 'new';
+  /** Every item opened so far, in output order: what `response.output` will be. */
+  readonly #output: OutputItem[] = [];
+  #reasoning: ReasoningItem | undefined;
+  #message: MessageItem | undefined;
+  #part: OpenPart | undefined;
+  /** Chat tool-call index → the call; its item is open until end(). */
+  readonly #calls = new Map<number, PendingCall>();
+  #finish: FinishReason | null = null;
+  #usage: Usage | undefined;
+  #serviceTier: unknown;
+  #events: ResponsesEvent[] = [];
+
+  constructor(request: ResponsesRequest, ids: ResponseIds) {
+    this.#ids = ids;
+    this.#response = responseSkeleton(request, ids, request.model);
+  }
+
+  /** response.created and response.in_progress. The caller may hold them back until push() first returns events (see the file's comment). */
+  start(): ResponsesEvent[] {
+    if (this.#state !== 'new') throw new Error('ResponsesStreamWriter.start() called twice');
+    this.#begin();
+    return this.#flush();
+  }
+
+  #begin(): void {
+    this.#state = 'started';
+    this.#emit({ type: 'response.created', response: structuredClone(this.#response) });
+    this.#emit({ type: 'response.in_progress', response: structuredClone(this.#response) });
+  }
+
+  /** The events one chat chunk makes; none for a chunk with nothing to show. */
+  push(chunk: ChatCompletionChunk): ResponsesEvent[] {
+    if (this.#state === 'new') throw new Error('ResponsesStreamWriter.push() before start()');
+    if (this.#state === 'ended') return [];
+    if (typeof chunk.model === 'string' && chunk.model) this.#response.model = chunk.model;
+    if (chunk.usage) this.#usage = chunk.usage;
+    if (typeof chunk.service_tier === 'string') this.#serviceTier = chunk.service_tier;
+    // Only one answer is asked for (no `n` in the Responses API): choice 0.
+    const choice = chunk.choices?.find((c) => c.index === 0);
+    if (!choice) return this.#flush();
+    const delta = choice.delta ?? {};
+    if (typeof delta.reasoning_content === 'string' && delta.reasoning_content) this.#reasoningDelta(delta.reasoning_content);
+    if (typeof delta.content === 'string' && delta.content) this.#partDelta('text', delta.content, logprobsOf((choice.logprobs as { content?: unknown } | null)?.content));
+    if (typeof delta.refusal === 'string' && delta.refusal) this.#partDelta('refusal', delta.refusal, []);
+    for (const call of delta.tool_calls ?? []) this.#callDelta(call);
+    if (choice.finish_reason) this.#finish = choice.finish_reason;
+    return this.#flush();
+  }
+
+  /** Closes what is open and ends the stream: response.completed, or response.incomplete. */
+  end(): ResponsesEvent[] {
+    if (this.#state === 'new') throw new Error('ResponsesStreamWriter.end() before start()');
+    if (this.#state === 'ended') return [];
+    this.#state = 'ended';
+    const { status } = statusOf(this.#finish);
+    this.#closeReasoning();
+    // An answer with no message and no call still answers: an empty message stands for it.
+    if (!this.#output.some((item) => item.type !== 'reasoning')) this.#openPart('text');
+    this.#closeMessage();
+    for (const call of this.#calls.values()) {
+      if (!call.item) {
+        // A call whose name never came: shown as it is rather than lost.
+        this.#openCall(call);
+        this.#arguments(call.item!, call.arguments);
+      }
+      this.#closeCall(call.item!);
+    }
+    const response = structuredClone(this.#response);
+    finishResponse(response, { output: structuredClone(this.#output), finishReason: this.#finish, usage: this.#usage, serviceTier: this.#serviceTier, completedAt: this.#ids.now() });
+    this.#emit({ type: status === 'completed' ? 'response.completed' : 'response.incomplete', response });
+    return this.#flush();
+  }
+
+  /**
+   * The stream failed after it began: an `error` event (OpenAI's flat fields, and the error
+   * object nested as OpenAI's own servers send it, which the SDK reads first), then
+   * response.failed with what was produced, the items still open marked incomplete. Before
+   * start() (the caller had no stream to fail), the lifecycle events come first.
+   */
+  fail(error: GatewayError): ResponsesEvent[] {
+    if (this.#state === 'ended') return [];
+    if (this.#state === 'new') this.#begin();
+    this.#state = 'ended';
+    this.#emit({ type: 'error', code: error.code, message: error.message, param: error.param, error: { type: error.type, code: error.code, message: error.message, param: error.param } });
+    const response = structuredClone(this.#response);
+    response.status = 'failed';
+    response.error = responseErrorOf(error);
+    response.output = structuredClone(this.#output).map((item) => (item.status === 'in_progress' ? { ...item, status: 'incomplete' } : item));
+    if (this.#usage) response.usage = usageOf(this.#usage);
+    this.#emit({ type: 'response.failed', response });
+    return this.#flush();
+  }
+
+  // ---------------------------------------------------------------- items
+
+  #reasoningDelta(text: string): void {
+    if (!this.#reasoning) {
+      this.#closeMessage();
+      const item: ReasoningItem = { type: 'reasoning', id: this.#ids.itemId('rs', this.#output.length), summary: [], content: [], status: 'in_progress' };
+      this.#add(item);
+      this.#reasoning = item;
+      item.content.push({ type: 'reasoning_text', text: '' });
+      this.#emit({ type: 'response.content_part.added', item_id: item.id, output_index: this.#indexOf(item), content_index: 0, part: { type: 'reasoning_text', text: '' } });
+    }
+    const item = this.#reasoning;
+    item.content[0].text += text;
+    this.#emit({ type: 'response.reasoning_text.delta', item_id: item.id, output_index: this.#indexOf(item), content_index: 0, delta: text });
+  }
+
+  #closeReasoning(): void {
+    const item = this.#reasoning;
+    if (!item) return;
+    this.#reasoning = undefined;
+    const at = { item_id: item.id, output_index: this.#indexOf(item), content_index: 0 };
+    this.#emit({ type: 'response.reasoning_text.done', ...at, text: item.content[0].text });
+    this.#emit({ type: 'response.content_part.done', ...at, part: { ...item.content[0] } });
+    this.#done(item);
+  }
+
+  #partDelta(kind: OpenPart['kind'], text: string, logprobs: LogProb[]): void {
+    this.#closeReasoning();
+    const part = this.#part?.kind === kind ? this.#part : this.#openPart(kind);
+    const message = this.#message!;
+    const at = { item_id: message.id, output_index: this.#indexOf(message), content_index: part.index };
+    part.text += text;
+    if (kind === 'text') {
+      part.logprobs.push(...logprobs);
+      this.#emit({ type: 'response.output_text.delta', ...at, delta: text, logprobs });
+    } else {
+      this.#emit({ type: 'response.refusal.delta', ...at, delta: text });
+    }
+  }
+
+  /** A new part of the message (opening the message first), the one before it closed. */
+  #openPart(kind: OpenPart['kind']): OpenPart {
+    if (!this.#message) {
+      const item: MessageItem = { type: 'message', id: this.#ids.itemId('msg', this.#output.length), role: 'assistant', status: 'in_progress', content: [] };
+      this.#add(item);
+      this.#message = item;
+    }
+    this.#closePart();
+    const message = this.#message;
+    const part: OpenPart = { kind, index: message.content.length, text: '', logprobs: [] };
+    message.content.push(partOf(part));
+    this.#part = part;
+    this.#emit({ type: 'response.content_part.added', item_id: message.id, output_index: this.#indexOf(message), content_index: part.index, part: partOf(part) });
+    return part;
+  }
+
+  #closePart(): void {
+    const part = this.#part;
+    const message = this.#message;
+    if (!part || !message) return;
+    this.#part = undefined;
+    const at = { item_id: message.id, output_index: this.#indexOf(message), content_index: part.index };
+    if (part.kind === 'text') this.#emit({ type: 'response.output_text.done', ...at, text: part.text, logprobs: [...part.logprobs] });
+    else this.#emit({ type: 'response.refusal.done', ...at, refusal: part.text });
+    message.content[part.index] = partOf(part);
+    this.#emit({ type: 'response.content_part.done', ...at, part: partOf(part) });
+  }
+
+  #closeMessage(): void {
+    const message = this.#message;
+    if (!message) return;
+    this.#closePart();
+    this.#message = undefined;
+    this.#done(message);
+  }
+
+  #callDelta(delta: ChunkToolCallDelta): void {
+    this.#closeReasoning();
+    this.#closeMessage();
+    let call = this.#calls.get(delta.index);
+    if (!call) this.#calls.set(delta.index, (call = { arguments: '' }));
+    call.id ||= delta.id;
+    call.name ||= delta.function?.name;
+    let args = delta.function?.arguments ?? '';
+    if (!call.item) {
+      // The item opens once its name is known (chat's first delta of a call carries it, with the
+      // id); fragments before that wait, and go out as one delta.
+      call.arguments += args;
+      if (!call.name) return;
+      this.#openCall(call);
+      args = call.arguments;
+    }
+    this.#arguments(call.item!, args);
+  }
+
+  #arguments(item: FunctionCallItem, args: string): void {
+    if (!args) return;
+    item.arguments += args;
+    this.#emit({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: this.#indexOf(item), delta: args });
+  }
+
+  #openCall(call: PendingCall): void {
+    const id = this.#ids.itemId('fc', this.#output.length);
+    // A provider that never sent the call's id still gets one the client can answer with.
+    call.item = { type: 'function_call', id, call_id: call.id || `call_${id}`, name: call.name ?? '', arguments: '', status: 'in_progress' };
+    this.#add(call.item);
+  }
+
+  #closeCall(item: FunctionCallItem): void {
+    this.#emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: this.#indexOf(item), name: item.name, arguments: item.arguments });
+    this.#done(item);
+  }
+
+  #add(item: OutputItem): void {
+    this.#output.push(item);
+    this.#emit({ type: 'response.output_item.added', output_index: this.#output.length - 1, item: structuredClone(item) });
+  }
+
+  /** output_item.done; in an incomplete response the last item is the one cut short. */
+  #done(item: OutputItem): void {
+    const index = this.#indexOf(item);
+    const cut = this.#state === 'ended' && statusOf(this.#finish).status === 'incomplete' && index === this.#output.length - 1;
+    item.status = cut ? 'incomplete' : 'completed';
+    this.#emit({ type: 'response.output_item.done', output_index: index, item: structuredClone(item) });
+  }
+
+  #indexOf(item: OutputItem): number {
+    return this.#output.indexOf(item);
+  }
+
+  #emit(event: Unsequenced<ResponsesEvent>): void {
+    this.#events.push({ ...event, sequence_number: this.#sequence++ } as ResponsesEvent);
+  }
+
+  #flush(): ResponsesEvent[] {
+    const events = this.#events;
+    this.#events = [];
+    return events;
+  }
+}
+
+function partOf(part: OpenPart): OutputText | Refusal {
+  return part.kind === 'text' ? { type: 'output_text', text: part.text, annotations: [], logprobs: [...part.logprobs] } : { type: 'refusal', refusal: part.text };
+}
+
+/**
+ * One event as SSE, named as OpenAI names it. A Responses stream has no `data: [DONE]`: it
+ * ends after response.completed, response.incomplete or response.failed.
+ */
+export function toSse(event: ResponsesEvent): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}

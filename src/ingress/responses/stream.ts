@@ -150,6 +150,8 @@ export class ResponsesStreamWriter {
     if (this.#state === 'new') this.#begin();
     this.#state = 'ended';
     this.#emit({ type: 'error', code: error.code, message: error.message, param: error.param, error: { type: error.type, code: error.code, message: error.message, param: error.param } });
+    // The part being written shows what it said so far (its item only holds it once closed).
+    if (this.#part && this.#message) this.#message.content[this.#part.index] = partOf(this.#part);
     const response = structuredClone(this.#response);
     response.status = 'failed';
     response.error = responseErrorOf(error);

@@ -246,7 +246,11 @@ describe('fail', () => {
       error: { type: 'upstream_error', code: 'upstream_error', message: 'The provider failed mid-stream.', param: null },
     });
     const failed = checkResponsesStream(events);
-    expect(failed).toMatchObject({ status: 'failed', error: { code: 'server_error', message: 'The provider failed mid-stream.' }, output: [{ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: 'Half an ans' }] }] });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: { code: 'server_error', message: 'The provider failed mid-stream.' },
+      output: [{ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: 'Half an ans' }] }],
+    });
     await expect(sdkReadsStream(events)).rejects.toThrow(/The provider failed mid-stream/);
   });
 

@@ -282,7 +282,8 @@ export interface AttemptRecord {
 /** What the client gets, once translated. */
 export type GatewayResponse =
   | { kind: 'completion'; body: ChatCompletion }
-  | { kind: 'stream'; chunks: AsyncIterable<ChatCompletionChunk> };
+  | { kind: 'stream'; chunks: AsyncIterable<ChatCompletionChunk> }
+  | { kind: 'embeddings'; body: EmbeddingResponse };
 
 /**
  * One try against one target, as stages see it. The core's Attempt owns the whole of it:
@@ -303,14 +304,29 @@ export interface AttemptView {
   readonly response: GatewayResponse | undefined;
 }
 
+/** What a request asks the pipeline to do. */
+export type Operation = 'chat' | 'embeddings';
+
+/**
+ * The protocol the client spoke. The pipeline always runs the OpenAI model (chat or embeddings);
+ * `responses` and `messages` requests arrive translated to chat.
+ */
+export type Ingress = 'chat' | 'responses' | 'messages' | 'embeddings';
+
 /** One request's state as it moves through the pipeline. */
 export interface RequestContext {
   readonly id: string;
+  readonly operation: Operation;
+  readonly ingress: Ingress;
   /** performance.now() when the request arrived. */
   readonly startedAt: number;
   readonly headers: IncomingHttpHeaders;
-  /** The parsed JSON body. Stages may replace fields before `route`. */
-  body: ChatCompletionRequest;
+  /**
+   * The request the pipeline runs: a chat request (for `responses` and `messages` ingress, the
+   * translation of the client's body), or with `operation: 'embeddings'` an embeddings request
+   * (narrow with `isEmbedding(ctx)`). Stages may replace fields before `route`.
+   */
+  body: ChatCompletionRequest | EmbeddingRequest;
   /** Aborted when the client disconnects. */
   readonly signal: AbortSignal;
   readonly log: Logger;
@@ -351,6 +367,16 @@ export interface RequestTiming {
   upstreamMs: number;
   /** Streams: from arrival until the first chunk was written to the client. */
   firstChunkMs?: number;
+}
+
+/** Narrows a context to an embeddings request. */
+export function isEmbedding(ctx: RequestContext): ctx is RequestContext & { body: EmbeddingRequest } {
+  return ctx.operation === 'embeddings';
+}
+
+/** Narrows a context to a chat request. */
+export function isChat(ctx: RequestContext): ctx is RequestContext & { body: ChatCompletionRequest } {
+  return ctx.operation === 'chat';
 }
 
 export type Next = () => Promise<void>;

@@ -8,9 +8,9 @@
  * gauges that describe state (target breakers, config generation) are read only when scraped.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { AttemptRecord, Clock, ModelRoute, RequestContext, RouteTarget, RuntimeView } from '../plugin-api.ts';
+import type { AttemptRecord, Clock, ModelRoute, Operation, RequestContext, RouteTarget, RuntimeView } from '../plugin-api.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
-import { BUCKETS, OPERATION_CHAT } from './semconv.ts';
+import { BUCKETS, OPERATION_CHAT, OPERATION_EMBEDDINGS } from './semconv.ts';
 import { codeLabel, keyLabel, modelLabel, providerLabel, refusedLimit, statusLabel, targetLabel, teamLabel } from './labels.ts';
 import { overheadMs } from './timing.ts';
 
@@ -49,6 +49,7 @@ export class GatewayMetrics implements GatewayObserver {
   readonly #source: MetricsSource;
   /** GenAI label sets per (alias, target): built once, shared by every request routed there. */
   readonly #genAiLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabels>>();
+  readonly #embeddingLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabels>>();
 
   readonly #operationDuration: Histogram<(typeof GENAI_LABELS)[number] | 'error_type'>;
   readonly #tokenUsage: Histogram<(typeof GENAI_LABELS)[number] | 'gen_ai_token_type'>;
@@ -176,7 +177,7 @@ export class GatewayMetrics implements GatewayObserver {
     const attempt = ctx.attempt;
     // Requests refused before any upstream was tried are not GenAI operations (they are counted above).
     if (!attempt || !ctx.route) return;
-    const genAi = this.#genAiLabelsOf(ctx.route, attempt.target);
+    const genAi = this.#genAiLabelsOf(ctx.route, attempt.target, ctx.operation);
     this.#operationDuration.observe(code === 'ok' ? genAi : { ...genAi, error_type: code }, (now - ctx.startedAt) / 1000);
     if (ctx.timing.firstChunkMs !== undefined) this.#timeToFirstToken.observe(genAi, ctx.timing.firstChunkMs / 1000);
     const usage = ctx.usage;
@@ -199,12 +200,14 @@ export class GatewayMetrics implements GatewayObserver {
     }
   }
 
-  #genAiLabelsOf(route: ModelRoute, target: RouteTarget): GenAiLabels {
-    let byTarget = this.#genAiLabels.get(route);
-    if (!byTarget) this.#genAiLabels.set(route, (byTarget = new WeakMap()));
+  #genAiLabelsOf(route: ModelRoute, target: RouteTarget, operation: Operation): GenAiLabels {
+    // An alias serves chat or embeddings, rarely both: labels are cached per route, target and operation.
+    const cache = operation === 'embeddings' ? this.#embeddingLabels : this.#genAiLabels;
+    let byTarget = cache.get(route);
+    if (!byTarget) cache.set(route, (byTarget = new WeakMap()));
     let labels = byTarget.get(target);
     if (!labels) {
-      labels = Object.freeze({ gen_ai_operation_name: OPERATION_CHAT, gen_ai_provider_name: target.provider, gen_ai_request_model: route.name, gen_ai_response_model: target.model });
+      labels = Object.freeze({ gen_ai_operation_name: operation === 'embeddings' ? OPERATION_EMBEDDINGS : OPERATION_CHAT, gen_ai_provider_name: target.provider, gen_ai_request_model: route.name, gen_ai_response_model: target.model });
       byTarget.set(target, labels);
     }
     return labels;

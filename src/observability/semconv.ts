@@ -8,8 +8,9 @@
  * underscores, unit suffix), as the OpenTelemetry-to-Prometheus translation writes them.
  */
 
-/** The one operation this gateway serves (`gen_ai.operation.name` well-known value). */
+/** The operations this gateway serves (`gen_ai.operation.name` well-known values). */
 export const OPERATION_CHAT = 'chat';
+export const OPERATION_EMBEDDINGS = 'embeddings';
 
 export const ATTR = {
   operationName: 'gen_ai.operation.name',

@@ -11,10 +11,10 @@
 import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../openai-types.ts';
-import type { AttemptRecord, AttemptView, RequestContext } from '../plugin-api.ts';
+import { isChat, type AttemptRecord, type AttemptView, type RequestContext } from '../plugin-api.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import { codeLabel, targetLabel } from './labels.ts';
-import { ATTR, OPERATION_CHAT } from './semconv.ts';
+import { ATTR } from './semconv.ts';
 import { inputMessages, outputMessages, type StreamedOutput } from './span-content.ts';
 
 /** Client strings recorded on spans (the model asked for, error messages) are cut to this length. */
@@ -45,7 +45,7 @@ export class TracingObserver implements GatewayObserver {
 
   requestStarted(ctx: RequestContext): void {
     const parent = this.#propagator.extract(ROOT_CONTEXT, ctx.headers, defaultTextMapGetter);
-    const server = this.#tracer.startSpan(OPERATION_CHAT, { kind: SpanKind.SERVER, attributes: { [ATTR.operationName]: OPERATION_CHAT, [ATTR.httpMethod]: 'POST', [ATTR.requestId]: ctx.id } }, parent);
+    const server = this.#tracer.startSpan(ctx.operation, { kind: SpanKind.SERVER, attributes: { [ATTR.operationName]: ctx.operation, [ATTR.httpMethod]: 'POST', [ATTR.requestId]: ctx.id } }, parent);
     ctx.traceId = server.spanContext().traceId;
     this.#requests.set(ctx, { server, context: trace.setSpan(parent, server), attempts: [] });
   }
@@ -54,11 +54,11 @@ export class TracingObserver implements GatewayObserver {
     const request = this.#requests.get(ctx);
     if (!request) return undefined;
     const target = attempt.target;
-    const span = this.#tracer.startSpan(`${OPERATION_CHAT} ${target.model}`, { kind: SpanKind.CLIENT }, request.context);
+    const span = this.#tracer.startSpan(`${ctx.operation} ${target.model}`, { kind: SpanKind.CLIENT }, request.context);
     if (span.isRecording()) {
-      span.setAttributes(requestAttributes(ctx.body));
+      span.setAttributes(requestAttributes(isChat(ctx) ? ctx.body : undefined));
       span.setAttributes({
-        [ATTR.operationName]: OPERATION_CHAT,
+        [ATTR.operationName]: ctx.operation,
         [ATTR.providerName]: target.provider,
         [ATTR.requestModel]: target.model,
         [ATTR.target]: targetLabel(target),
@@ -126,8 +126,8 @@ export class TracingObserver implements GatewayObserver {
     }
 
     if (server.isRecording()) {
-      if (ctx.route) server.updateName(`${OPERATION_CHAT} ${ctx.route.name}`);
-      server.setAttributes(requestAttributes(ctx.body));
+      if (ctx.route) server.updateName(`${ctx.operation} ${ctx.route.name}`);
+      server.setAttributes(requestAttributes(isChat(ctx) ? ctx.body : undefined));
       server.setAttributes(responseAttributes(ctx, finish, responseId));
       const asked = ctx.body?.model;
       if (typeof asked === 'string') server.setAttribute(ATTR.requestModel, cut(asked));
@@ -145,7 +145,7 @@ export class TracingObserver implements GatewayObserver {
         if ((ctx.status ?? 500) >= 500 || ctx.streamError) server.setStatus({ code: SpanStatusCode.ERROR, message: cut(error.message) });
       }
       if (this.#captureContent) {
-        const input = inputMessages(ctx.body?.messages);
+        const input = inputMessages(isChat(ctx) ? ctx.body.messages : undefined);
         if (input) server.setAttribute(ATTR.inputMessages, input);
         const output = outputMessages(completion, request.streamed);
         if (output) server.setAttribute(ATTR.outputMessages, output);

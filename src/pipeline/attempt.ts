@@ -6,8 +6,9 @@
  * `retry` in the pipeline the dispatcher makes the only one.
  */
 import { GatewayError } from '../errors.ts';
-import type { ChatCompletionChunk, Usage } from '../openai-types.ts';
-import type { AttemptRecord, AttemptView, GatewayResponse, NativeResponse, ProviderCall, RequestContext, RouteTarget, RuntimeView, Timeouts } from '../plugin-api.ts';
+import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse, Usage } from '../openai-types.ts';
+import { normalizeEmbeddings } from '../protocol/embeddings.ts';
+import { isEmbedding, type AttemptRecord, type AttemptView, type GatewayResponse, type NativeResponse, type ProviderCall, type RequestContext, type RouteTarget, type RuntimeView, type Timeouts } from '../plugin-api.ts';
 import type { GatewayObserver } from './observer.ts';
 import { applyCapabilities } from '../providers/capabilities.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
@@ -97,11 +98,42 @@ export class Attempt implements AttemptView {
     const { target } = this;
     if (target.unavailable) throw unavailableError(target);
     const ctx = this.#ctx;
-    const call: { -readonly [K in keyof ProviderCall]: ProviderCall[K] } = {
+    const waiting = performance.now();
+    try {
+      if (isEmbedding(ctx)) {
+        this.native = { kind: 'json', body: await this.#embed(ctx.body), headers: {} };
+        return;
+      }
+      const body = ctx.body as ChatCompletionRequest;
+      const call: { -readonly [K in keyof ProviderCall]: ProviderCall[K] } = {
+        provider: target.provider,
+        request: body,
+        model: target.model,
+        stream: body.stream === true,
+        signal: this.signal,
+        requestId: ctx.id,
+        log: ctx.log,
+        dropUnsupportedParams: target.dropUnsupportedParams,
+        timeouts: this.timeouts,
+        traceHeaders: this.#traceHeaders,
+        maxResponseBytes: this.#env.upstreamBodyLimit,
+      };
+      call.request = applyCapabilities(call, target.capabilities);
+      this.call = call;
+      this.native = await target.instance.send(call);
+    } finally {
+      ctx.timing.upstreamMs += performance.now() - waiting;
+    }
+  }
+
+  #embed(request: EmbeddingRequest): Promise<EmbeddingResponse> {
+    const { target } = this;
+    if (!target.capabilities.embeddings || !target.instance.embed) throw notEmbedding(target);
+    const ctx = this.#ctx;
+    return target.instance.embed({
       provider: target.provider,
-      request: ctx.body,
+      embedding: request,
       model: target.model,
-      stream: ctx.body.stream === true,
       signal: this.signal,
       requestId: ctx.id,
       log: ctx.log,
@@ -109,15 +141,7 @@ export class Attempt implements AttemptView {
       timeouts: this.timeouts,
       traceHeaders: this.#traceHeaders,
       maxResponseBytes: this.#env.upstreamBodyLimit,
-    };
-    call.request = applyCapabilities(call, target.capabilities);
-    this.call = call;
-    const waiting = performance.now();
-    try {
-      this.native = await target.instance.send(call);
-    } finally {
-      ctx.timing.upstreamMs += performance.now() - waiting;
-    }
+    });
   }
 
   /**
@@ -126,6 +150,12 @@ export class Attempt implements AttemptView {
    */
   translate(): void {
     const { native, call } = this;
+    if (native?.kind === 'json' && isEmbedding(this.#ctx)) {
+      const body = normalizeEmbeddings(native.body as EmbeddingResponse, this.#ctx.body, this.target);
+      this.response = { kind: 'embeddings', body };
+      priceEmbeddings(this.#ctx, this.target, body);
+      return;
+    }
     if (!native || !call) return;
     const instance = this.target.instance;
     if (native.kind === 'json') {
@@ -282,6 +312,21 @@ export class Attempt implements AttemptView {
     if (!ctx.upstreamModel && chunk.model) ctx.upstreamModel = chunk.model;
     return chunk;
   }
+}
+
+/** The 400 for an embeddings request whose target cannot embed. */
+export function notEmbedding(target: RouteTarget): GatewayError {
+  return new GatewayError('invalid_request', `This model is served by "${target.provider}" (${target.model}), which does not do embeddings.`, { param: 'model' });
+}
+
+/** Embeddings usage as chat usage (no output), priced once like chat; `usage.cost` for the client. */
+function priceEmbeddings(ctx: RequestContext, target: RouteTarget, body: EmbeddingResponse): void {
+  const prompt = body.usage.prompt_tokens;
+  ctx.usage = { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt };
+  const cost = costOf(target.price, { input: prompt, cachedInput: 0, cacheWrite: 0, output: 0 });
+  ctx.costUsd = cost;
+  if (cost !== null) body.usage.cost = cost;
+  ctx.upstreamModel = body.model;
 }
 
 /**

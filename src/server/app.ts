@@ -9,6 +9,7 @@ import type { RequestContext } from '../plugin-api.ts';
 import { createContext, requestIdFor } from './context.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { chatRoutes, CHAT_PATHS } from './routes/chat.ts';
+import { embeddingRoutes, EMBEDDINGS_PATHS } from './routes/embeddings.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { modelRoutes } from './routes/models.ts';
@@ -21,7 +22,7 @@ export interface AppOptions extends ServerDeps {
   requestTimeoutMs: number;
 }
 
-const ROUTES: readonly RouteModule[] = [chatRoutes, modelRoutes, healthRoutes, metricsRoutes, adminRoutes];
+const ROUTES: readonly RouteModule[] = [chatRoutes, embeddingRoutes, modelRoutes, healthRoutes, metricsRoutes, adminRoutes];
 
 /** The allowed method when the path exists, else undefined. */
 export function allowedMethod(url: string): string | undefined {
@@ -75,7 +76,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const error = fromFastifyError(err).redacted(getRuntime().redact);
     if (error.code === 'internal_error') log.error({ err, reqId: request.id }, 'unhandled error');
     // Body-parsing failures happen before the pipeline: log them like any other request.
-    if (request.routeOptions.url && CHAT_PATHS.includes(request.routeOptions.url as never)) {
+    if (request.routeOptions.url && (CHAT_PATHS.includes(request.routeOptions.url as never) || EMBEDDINGS_PATHS.includes(request.routeOptions.url as never))) {
       const ctx: RequestContext = createContext(request.id, request.raw, reply.raw, undefined, log);
       ctx.status = error.status;
       ctx.error = error;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { RequestContext } from '../plugin-api.ts';
+import type { Ingress, Operation, RequestContext } from '../plugin-api.ts';
 import type { ChatCompletionRequest } from '../openai-types.ts';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\-]{1,128}$/;
@@ -17,13 +17,15 @@ export function requestIdFor(req: IncomingMessage, redact?: (text: string) => st
 }
 
 /** A context whose signal aborts when the client disconnects before the response is complete. */
-export function createContext(id: string, req: IncomingMessage, res: ServerResponse, body: unknown, log: Logger): RequestContext {
+export function createContext(id: string, req: IncomingMessage, res: ServerResponse, body: unknown, log: Logger, operation: Operation = 'chat', ingress: Ingress = 'chat'): RequestContext {
   const controller = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort();
   });
   return {
     id,
+    operation,
+    ingress,
     startedAt: performance.now(),
     headers: req.headers,
     body: (body ?? {}) as ChatCompletionRequest,

@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { RequestContext } from '../plugin-api.ts';
-import type { ChatCompletionChunk } from '../openai-types.ts';
+import type { ChatCompletionChunk, ChatCompletionRequest } from '../openai-types.ts';
 import type { GatewayError } from '../errors.ts';
 import { SSE_DONE, SSE_HEADERS, sseData } from '../protocol/sse.ts';
 import { attemptCount } from '../pipeline/attempts.ts';
@@ -44,7 +44,7 @@ export function sendError(res: ServerResponse, ctx: RequestContext, error: Gatew
  * (to log tokens) is kept from the client. Returns when the stream ended or the client left.
  */
 export async function sendStream(res: ServerResponse, ctx: RequestContext, chunks: AsyncIterable<ChatCompletionChunk>, toClientError: (err: unknown) => GatewayError): Promise<void> {
-  const wantsUsage = ctx.body.stream_options?.include_usage === true;
+  const wantsUsage = (ctx.body as ChatCompletionRequest).stream_options?.include_usage === true;
   ctx.status = 200;
   // The first chunk is ready: time to first token is known before the headers go out (Server-Timing).
   ctx.timing.firstChunkMs = performance.now() - ctx.startedAt;

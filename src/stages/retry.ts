@@ -8,7 +8,7 @@
 import { defineStage, type AttemptRecord, type Clock, type RequestContext, type RouteTarget, type RuntimeView, type Timeouts } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
-import { Attempt, attemptEnvOf, unavailableError } from '../pipeline/attempt.ts';
+import { Attempt, attemptEnvOf, notEmbedding, unavailableError } from '../pipeline/attempt.ts';
 import { orderTargets } from '../routing/order.ts';
 import { backoffDelay, isRetryable } from '../routing/policy.ts';
 
@@ -41,6 +41,11 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
     if (target.unavailable) {
       ctx.attempts.push(skipped(target, target.unavailable));
       last ??= unavailableError(target);
+      continue;
+    }
+    if (ctx.operation === 'embeddings' && !target.capabilities.embeddings) {
+      ctx.attempts.push(skipped(target, 'does not do embeddings'));
+      last ??= notEmbedding(target);
       continue;
     }
     const policy = target.retry;

@@ -6,6 +6,7 @@
 import { Ajv } from 'ajv';
 import type { ErrorObject } from 'ajv';
 import requestSchema from '../../schemas/chat-request.schema.json' with { type: 'json' };
+import embeddingsSchema from '../../schemas/embeddings-request.schema.json' with { type: 'json' };
 import { defineStage } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
 import { describeSchemaErrors } from '../config/schema-errors.ts';
@@ -13,6 +14,7 @@ import { formatPath } from '../config/issues.ts';
 
 const ajv = new Ajv({ allErrors: false, verbose: true, discriminator: true, strict: false });
 const validateRequest = ajv.compile(requestSchema);
+const validateEmbeddings = ajv.compile(embeddingsSchema);
 
 export function requestError(errors: readonly ErrorObject[], body: unknown): GatewayError {
   // A missing top-level field is answered as OpenAI does, with its own code.
@@ -40,7 +42,8 @@ export default defineStage({
         if (!body || typeof body !== 'object' || Array.isArray(body)) {
           throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
         }
-        if (!validateRequest(body)) throw requestError(validateRequest.errors ?? [], body);
+        const validate = ctx.operation === 'embeddings' ? validateEmbeddings : validateRequest;
+        if (!validate(body)) throw requestError(validate.errors ?? [], body);
         await next();
       },
     };

@@ -27,6 +27,8 @@ export interface UsageUpstream {
   count(tag: string): TagCount;
   /** Hold answers to `tag` this long before answering (to keep requests in flight). */
   delay(tag: string, ms: number): void;
+  /** Hold answers to `tag` until the returned function is called. */
+  hold(tag: string): () => void;
   close(): Promise<void>;
 }
 
@@ -38,6 +40,7 @@ export interface UsageUpstream {
 export async function startUsageUpstream(usage: FixedUsage): Promise<UsageUpstream> {
   const counts = new Map<string, TagCount>();
   const delays = new Map<string, number>();
+  const gates = new Map<string, Promise<void>>();
   const countOf = (tag: string): TagCount => {
     let c = counts.get(tag);
     if (!c) counts.set(tag, (c = { requests: 0, streamed: 0, inFlight: 0, maxInFlight: 0 }));
@@ -57,6 +60,7 @@ export async function startUsageUpstream(usage: FixedUsage): Promise<UsageUpstre
     res.once('close', () => c.inFlight--);
     const wait = delays.get(tag);
     if (wait) await sleep(wait);
+    await gates.get(tag);
     const base = { id: 'chatcmpl-fixed', created: 1_700_000_000, model: body.model, system_fingerprint: null };
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -84,6 +88,11 @@ export async function startUsageUpstream(usage: FixedUsage): Promise<UsageUpstre
     baseUrl: `http://127.0.0.1:${port}/v1`,
     count: (tag) => ({ ...countOf(tag) }),
     delay: (tag, ms) => void delays.set(tag, ms),
+    hold(tag) {
+      let release!: () => void;
+      gates.set(tag, new Promise<void>((resolve) => (release = resolve)));
+      return release;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -158,7 +167,7 @@ export async function adminGet(url: string, pathAndQuery: string, adminKey: stri
 }
 
 /** Retries `check` until it stops throwing (settling runs after the answer is sent). */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5_000): Promise<T> {
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -64,7 +64,7 @@ describe('the openai SDK and limited keys', () => {
     expect(err.message).toContain('Rate limit reached for key sdk-rpm on requests per min (RPM): Limit 1, Used 1, Requested 1.');
     expect(err.headers?.get('x-ratelimit-limit-requests')).toBe('1');
     expect(err.headers?.get('x-ratelimit-remaining-requests')).toBe('0');
-    expect(err.headers?.get('x-ratelimit-reset-requests')).toMatch(/^(\d+ms|[\d.]+s)$/);
+    expect(err.headers?.get('x-ratelimit-reset-requests')).toMatch(/^(\d+ms|(\d+m)?[\d.]+s)$/);
     expect(Number(err.headers?.get('retry-after-ms'))).toBeGreaterThan(0);
     expect(Number(err.headers?.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(err.requestID ?? err.headers?.get('x-request-id')).toBeTruthy();

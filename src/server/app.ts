@@ -10,6 +10,8 @@ import { createContext, requestIdFor } from './context.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { chatRoutes, CHAT_PATHS } from './routes/chat.ts';
 import { embeddingRoutes, EMBEDDINGS_PATHS } from './routes/embeddings.ts';
+import { responsesRoutes } from './routes/responses.ts';
+import { messagesRoutes } from './routes/messages.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { modelRoutes } from './routes/models.ts';
@@ -22,7 +24,7 @@ export interface AppOptions extends ServerDeps {
   requestTimeoutMs: number;
 }
 
-const ROUTES: readonly RouteModule[] = [chatRoutes, embeddingRoutes, modelRoutes, healthRoutes, metricsRoutes, adminRoutes];
+const ROUTES: readonly RouteModule[] = [chatRoutes, embeddingRoutes, responsesRoutes, messagesRoutes, modelRoutes, healthRoutes, metricsRoutes, adminRoutes];
 
 /** The allowed method when the path exists, else undefined. */
 export function allowedMethod(url: string): string | undefined {

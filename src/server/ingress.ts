@@ -75,9 +75,10 @@ async function write(res: ServerResponse, ctx: RequestContext, response: Gateway
     return;
   }
   ctx.status = 200;
+  const body = ingress.answer(response.body, ctx);
   const headers = responseHeaders(ctx);
   if (typeof ctx.costUsd === 'number') headers['x-switchyard-cost-usd'] = String(ctx.costUsd);
-  sendJson(res, 200, headers, ingress.answer(response.body, ctx));
+  sendJson(res, 200, headers, body);
 }
 
 /** After the response: limits and spend are settled first (the log line carries the final cost), then the stages' hooks. */

@@ -74,7 +74,7 @@ export async function sendStream(res: ServerResponse, ctx: RequestContext, chunk
 }
 
 /** Characters of content, reasoning and tool arguments in one delta (to charge an abandoned stream). */
-function deltaLength(delta: ChatCompletionChunk['choices'][number]['delta'] | undefined): number {
+export function deltaLength(delta: ChatCompletionChunk['choices'][number]['delta'] | undefined): number {
   if (!delta) return 0;
   let n = typeof delta.content === 'string' ? delta.content.length : 0;
   if (typeof delta.reasoning_content === 'string') n += delta.reasoning_content.length;

@@ -31,6 +31,7 @@ export function requestLogLine(ctx: RequestContext, redact: (text: string) => st
   };
   if (ctx.timing.firstChunkMs !== undefined) line.ttftMs = roundMs(ctx.timing.firstChunkMs);
   if (ctx.traceId) line.traceId = ctx.traceId;
+  if (ctx.ingress !== 'chat') line.ingress = ctx.ingress;
   // null (unknown price) is logged as such, never as 0.
   if (ctx.costUsd !== undefined) line.costUsd = ctx.costUsd;
   if (ctx.key?.team) line.team = ctx.key.team;

@@ -1,0 +1,101 @@
+/**
+ * POST /v1/messages (Anthropic Messages API) and /v1/messages/count_tokens: translated to chat
+ * and back, so any provider serves Anthropic clients (Claude Code, the Anthropic SDKs) through
+ * the same pipeline (src/ingress/messages). Keys come as `x-api-key` (what the SDKs send) or a
+ * bearer token; every answer carries Anthropic's `request-id`; errors are Anthropic's envelope,
+ * so the SDK raises its own classes.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { GatewayError, toGatewayError } from '../../errors.ts';
+import { anthropicErrorOf, chatToMessage, countTokens, MessagesStreamWriter, toSse, translateMessagesRequest, type AnthropicEvent } from '../../ingress/messages/index.ts';
+import type { ChatCompletion } from '../../openai-types.ts';
+import type { RequestContext } from '../../plugin-api.ts';
+import { writeEventStream, type EventWriter } from '../events.ts';
+import { servePipeline, type IngressProtocol } from '../ingress.ts';
+import { responseHeaders, sendJson } from '../respond.ts';
+import type { RouteModule, ServerDeps } from '../surface.ts';
+
+const PATHS = ['/v1/messages', '/messages'] as const;
+
+/** The client's Messages body, per request context (the answer echoes its model and stop sequences). */
+const bodies = new WeakMap<RequestContext, Record<string, unknown>>();
+
+/** Anthropic's error envelope with the gateway's headers (Retry-After, x-should-retry) and its request-id. */
+function sendAnthropicError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {
+  ctx.status = error.status;
+  ctx.error = error;
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const { status, body } = anthropicErrorOf(error, { requestId: ctx.id });
+  sendJson(res, status, { ...responseHeaders(ctx), ...error.headers, 'request-id': ctx.id }, body);
+}
+
+const messages: IngressProtocol = {
+  name: 'messages',
+  operation: 'chat',
+  toPipeline(body, ctx) {
+    const { chat, nativeOnly } = translateMessagesRequest(body);
+    // What only Anthropic itself can serve (server tools, Files API sources...) is refused here.
+    if (nativeOnly.length) throw nativeOnly[0];
+    bodies.set(ctx, body as Record<string, unknown>);
+    return chat;
+  },
+  answer(completion, ctx) {
+    ctx.responseHeaders['request-id'] = ctx.id;
+    return chatToMessage(completion as ChatCompletion, bodies.get(ctx)! as never);
+  },
+  stream(res, ctx, chunks, toClientError) {
+    ctx.responseHeaders['request-id'] = ctx.id;
+    const writer = new MessagesStreamWriter(bodies.get(ctx)! as never);
+    const events: EventWriter<AnthropicEvent> = {
+      push: (chunk) => writer.push(chunk),
+      end: () => writer.end(),
+      fail: (error) => writer.fail(error),
+      toSse,
+      // message_start and ping are held until the first content block, so failover stays possible.
+      isOutput: (e) => e.type !== 'message_start' && e.type !== 'ping',
+    };
+    return writeEventStream(res, ctx, chunks, events, [], toClientError, (error) => sendAnthropicError(res, ctx, error));
+  },
+  error: sendAnthropicError,
+};
+
+export const messagesRoutes: RouteModule = {
+  surface: [
+    { pattern: /^\/(v1\/)?messages\/?$/, method: 'POST' },
+    { pattern: /^\/(v1\/)?messages\/count_tokens\/?$/, method: 'POST' },
+  ],
+  register(app, deps) {
+    const handler = servePipeline(deps, messages);
+    const count = countTokensHandler(deps);
+    for (const path of PATHS) {
+      app.post(path, handler);
+      app.post(`${path}/count_tokens`, count);
+    }
+  },
+};
+
+/**
+ * count_tokens: an estimate from the translated request (`x-switchyard-token-count: estimate`),
+ * after the same key and model checks as a request.
+ */
+function countTokensHandler({ getRuntime }: ServerDeps) {
+  return async function countTokensRoute(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const runtime = getRuntime();
+    const headers = { 'x-request-id': request.id, 'request-id': request.id };
+    try {
+      const key = runtime.identify?.(request.headers);
+      const model = (request.body as { model?: unknown } | undefined)?.model;
+      if (typeof model !== 'string' || !runtime.models.has(model)) throw new GatewayError('model_not_found', `The model \`${String(model)}\` does not exist or you do not have access to it.`, { param: 'model' });
+      if (key && !key.allows(model)) throw new GatewayError('model_not_allowed', `The key "${key.name}" may not use the model "${model}".`, { param: 'model' });
+      reply.headers({ ...headers, 'x-switchyard-token-count': 'estimate' }).send(countTokens(request.body));
+    } catch (err) {
+      const error = toGatewayError(err).redacted(runtime.redact);
+      const { status, body } = anthropicErrorOf(error, { requestId: request.id });
+      reply.code(status).headers({ ...headers, ...error.headers }).send(body);
+    }
+  };
+}

@@ -111,6 +111,23 @@ export interface ProviderCapabilities {
   unsupportedParams?: readonly string[];
   /** Serves POST /v1/embeddings through `ProviderInstance.embed` (default false). */
   embeddings?: boolean;
+  /**
+   * Client protocols this provider speaks natively (e.g. `anthropic-messages`): a request that
+   * came in that way is handed over as the client sent it (`ProviderCall.native`), so every
+   * field survives, and its answer goes back to the client untranslated.
+   */
+  nativeProtocols?: readonly string[];
+}
+
+/** A request as the client sent it in a provider's own protocol (see `nativeProtocols`). */
+export interface NativeRequest {
+  protocol: string;
+  /** The client's body; send it with `model` set to the call's model. */
+  body: Readonly<Record<string, unknown>>;
+  /** The client's protocol headers worth passing on (e.g. anthropic-version, anthropic-beta). */
+  headers: Readonly<Record<string, string>>;
+  /** Why the translated request cannot serve this one (parts only the native protocol has). */
+  untranslatable?: readonly GatewayError[];
 }
 
 /** One attempt against one provider. */
@@ -134,6 +151,12 @@ export interface ProviderCall {
   readonly traceHeaders?: Readonly<Record<string, string>>;
   /** Largest non-streamed answer accepted, in bytes (`server.upstreamBodyLimit`); past it the attempt fails. */
   readonly maxResponseBytes: number;
+  /**
+   * Set when the client spoke a protocol this provider declared in `nativeProtocols`: build the
+   * upstream request from it instead of `request` (which is still its chat translation). The
+   * answer is translated as usual (usage, cost) and passed to the client untranslated.
+   */
+  readonly native?: NativeRequest;
 }
 
 /** A provider's answer before translation: its own JSON body, or its own stream of events. */
@@ -302,6 +325,8 @@ export interface AttemptView {
   readonly native: NativeResponse | undefined;
   /** The translated answer (set by `transform-response`). */
   readonly response: GatewayResponse | undefined;
+  /** The client's own protocol was handed to the provider (`ProviderCall.native`): its answer goes back untranslated. */
+  readonly passthrough: boolean;
 }
 
 /** What a request asks the pipeline to do. */
@@ -360,6 +385,8 @@ export interface RequestContext {
   refusal?: { scope: string; kind: 'requests' | 'tokens' | 'concurrency' | 'budget' | 'unpriced' };
   /** What a stream delivered to the client (to charge an abandoned stream the upstream never reported). */
   delivered?: { chars: number };
+  /** The client's request in its own protocol, for providers that speak it natively. */
+  nativeRequest?: NativeRequest;
 }
 
 export interface RequestTiming {

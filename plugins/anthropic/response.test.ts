@@ -42,7 +42,7 @@ describe('toCompletion', () => {
 
   it('prompt-cache usage: read and written tokens count as prompt tokens, read ones itemised', () => {
     const c = toCompletion(answer('messages-usage-cache-read'), call);
-    expect(c.usage).toEqual({ prompt_tokens: 3 + 1111 + 418, completion_tokens: 33, total_tokens: 3 + 1111 + 418 + 33, prompt_tokens_details: { cached_tokens: 1111 } });
+    expect(c.usage).toEqual({ prompt_tokens: 3 + 1111 + 418, completion_tokens: 33, total_tokens: 3 + 1111 + 418 + 33, prompt_tokens_details: { cached_tokens: 1111, cache_write_tokens: 418 } });
   });
 
   it('thinking is reasoning_content; redacted thinking and unknown blocks are left out', () => {

@@ -42,7 +42,10 @@ export function usageOf(u: AnthropicUsage): Usage {
   const cached = u.cache_read_input_tokens ?? 0;
   const prompt = (u.input_tokens ?? 0) + cached + (u.cache_creation_input_tokens ?? 0);
   const completion = u.output_tokens ?? 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } };
+  // Cache writes are billed at their own rate: itemised (a gateway extension) when there are any.
+  const written = u.cache_creation_input_tokens ?? 0;
+  const details = written > 0 ? { cached_tokens: cached, cache_write_tokens: written } : { cached_tokens: cached };
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: details };
 }
 
 export function toCompletion(body: unknown, call: ProviderCall): ChatCompletion {

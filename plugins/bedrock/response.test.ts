@@ -44,7 +44,7 @@ describe('toCompletion', () => {
   it('cache reads and writes count as prompt tokens; the legacy *Count names are understood', () => {
     const r = toCompletion(answer('converse-usage-cache-read'), call);
     expect(r.usage).toEqual({ prompt_tokens: 2 + 1322, completion_tokens: 5, total_tokens: 1329, prompt_tokens_details: { cached_tokens: 1322 } });
-    expect(usageOf({ inputTokens: 10, cacheReadInputTokenCount: 100, cacheWriteInputTokenCount: 50, outputTokens: 1 })).toEqual({ prompt_tokens: 160, completion_tokens: 1, total_tokens: 161, prompt_tokens_details: { cached_tokens: 100 } });
+    expect(usageOf({ inputTokens: 10, cacheReadInputTokenCount: 100, cacheWriteInputTokenCount: 50, outputTokens: 1 })).toEqual({ prompt_tokens: 160, completion_tokens: 1, total_tokens: 161, prompt_tokens_details: { cached_tokens: 100, cache_write_tokens: 50 } });
   });
 
   it('a body without output.message.content is malformed', () => {

@@ -52,7 +52,9 @@ export function usageOf(u: ConverseUsage): Usage {
   const cacheWrite = u.cacheWriteInputTokens ?? u.cacheWriteInputTokenCount ?? 0;
   const prompt = (u.inputTokens ?? 0) + cacheRead + cacheWrite;
   const completion = u.outputTokens ?? 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cacheRead } };
+  // Cache writes are billed at their own rate: itemised (a gateway extension) when there are any.
+  const details = cacheWrite > 0 ? { cached_tokens: cacheRead, cache_write_tokens: cacheWrite } : { cached_tokens: cacheRead };
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: details };
 }
 
 export function toCompletion(body: unknown, call: ProviderCall): ChatCompletion {

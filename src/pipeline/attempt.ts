@@ -73,6 +73,9 @@ export class Attempt implements AttemptView {
   #closed = false;
   #ready: Promise<GatewayResponse> | undefined;
   readonly #traceHeaders: Record<string, string> | undefined;
+  #passthrough = false;
+  /** A passed-through stream's native events, in order, as the translation consumed them, not yet taken. */
+  readonly #nativeEvents: unknown[] = [];
 
   constructor(ctx: RequestContext, target: RouteTarget, timeouts: Timeouts, env: AttemptEnv) {
     this.#ctx = ctx;
@@ -91,6 +94,15 @@ export class Attempt implements AttemptView {
 
   get signal(): AbortSignal {
     return this.#controller.signal;
+  }
+
+  get passthrough(): boolean {
+    return this.#passthrough;
+  }
+
+  /** For a passed-through stream: the native events consumed since the last call, in order. */
+  takeNativeEvents(): unknown[] {
+    return this.#nativeEvents.splice(0, this.#nativeEvents.length);
   }
 
   /** Builds the provider call (unsupported parameters refused or dropped) and sends it. */
@@ -118,7 +130,15 @@ export class Attempt implements AttemptView {
         traceHeaders: this.#traceHeaders,
         maxResponseBytes: this.#env.upstreamBodyLimit,
       };
-      call.request = applyCapabilities(call, target.capabilities);
+      const native = ctx.nativeRequest;
+      if (native && target.capabilities.nativeProtocols?.includes(native.protocol)) {
+        // The provider speaks the client's protocol: the client's body goes as it is.
+        call.native = native;
+        this.#passthrough = true;
+      } else {
+        if (native?.untranslatable?.length) throw native.untranslatable[0];
+        call.request = applyCapabilities(call, target.capabilities);
+      }
       this.call = call;
       this.native = await target.instance.send(call);
     } finally {
@@ -200,6 +220,7 @@ export class Attempt implements AttemptView {
         timing.upstreamMs += performance.now() - waiting;
         if (next.done) return;
         idle.refresh();
+        if (this.#passthrough) this.#nativeEvents.push(next.value);
         yield next.value;
       }
     } catch (err) {

@@ -66,7 +66,14 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
       }
       if (!admitted) {
         // Limits are checked once per target, before its first try (retries on it are covered).
-        const skip = await env.governor?.admit(ctx, target);
+        let skip;
+        try {
+          skip = await env.governor?.admit(ctx, target);
+        } catch (refused) {
+          // A key or team over its limits: the probe this request held is not a verdict on the target.
+          if (admission === 'probe') target.state.releaseProbe();
+          throw refused;
+        }
         if (skip) {
           if (admission === 'probe') target.state.releaseProbe();
           ctx.attempts.push(skipped(target, skip.reason));

@@ -58,8 +58,6 @@ const PLAIN: Record<Provider, Case[]> = {
       // input_tokens 3 (uncached), cache_read_input_tokens 1111, cache_creation_input_tokens 418, output 33
       fixture: 'messages-usage-cache-read',
       usd: (3 * A.input + 1111 * A.cached + 418 * A.write + 33 * A.output) / 1e6,
-      knownBug:
-        'plugins/anthropic usageOf does not report cache_creation_input_tokens as prompt_tokens_details.cache_write_tokens, so the 418 written tokens are priced at the input rate ($3) instead of the cache-write rate ($3.75)',
     },
   ],
   gemini: [

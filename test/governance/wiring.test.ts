@@ -39,12 +39,8 @@ const t = useTestGateway(
 const ask = (key: string) => chat(t.url, key, { model: 'm', messages: [{ role: 'user', content: 'probe' }] });
 
 describe('a refused key and the half-open probe', () => {
-  // Bug (src/stages/retry.ts, runAttempts): target.state.admit() hands out the single half-open
-  // probe before env.governor.admit() runs; when the governor throws (a key or team over its
-  // limit, or limits_unavailable), the probe is never released, so the target answers 'no'
-  // forever: every later request, from any key, gets 503 "cooling down". Fix: release the probe
-  // when the governor throws, as the skip branch already does.
-  it.fails('a key over its rpm at the moment the cooldown ends does not keep the target out of rotation', async () => {
+  // A refused key must not keep the half-open probe it was handed (src/stages/retry.ts releases it).
+  it('a key over its rpm at the moment the cooldown ends does not keep the target out of rotation', async () => {
     expect((await ask(LIMITED)).status).toBe(200); // uses the key's one request this minute
     upstream.setHandler(() => ({ status: 500, body: { error: { message: 'boom', type: 'server_error', param: null, code: null } } }));
     expect((await ask(FINE)).status).toBe(502); // one failure opens the breaker for 1 s

@@ -99,3 +99,71 @@ describe('POST /v1/messages', () => {
     expect(line).toMatchObject({ model: 'demo', provider: 'mock', status: 200, ingress: 'messages', key: 'dev' });
   });
 });
+
+describe('POST /v1/messages to an anthropic target: native pass-through', () => {
+  let upstream: FakeUpstream;
+  let g: TestGateway;
+  let answer = 'messages-usage-cache-read';
+  beforeAll(async () => {
+    upstream = await startFakeUpstream(() => replay(loadFixture(fixturesOf('anthropic'), answer)));
+    g = await startTestGateway(`keys:
+  - { name: dev, key: ${DEV_KEY} }
+providers:
+  claude: { plugin: anthropic, baseUrl: "${upstream.url}", apiKey: test-anthropic-key }
+models:
+  sonnet: { targets: [{ provider: claude, model: claude-sonnet-4-5, price: { input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 } }] }
+`);
+  });
+  afterAll(async () => {
+    await g.close();
+    await upstream.close();
+  });
+  const anthropicClient = () => new Anthropic({ apiKey: DEV_KEY, baseURL: g.url, maxRetries: 0, defaultHeaders: { 'anthropic-beta': 'prompt-caching-2024-07-31' } });
+
+  it('hands the client body to the upstream unchanged (but the model) and returns its answer untranslated', async () => {
+    answer = 'messages-usage-cache-read';
+    const body = {
+      model: 'sonnet',
+      max_tokens: 300,
+      system: [{ type: 'text' as const, text: 'You are terse.', cache_control: { type: 'ephemeral' as const } }],
+      metadata: { user_id: 'u-42' },
+      tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 2 }],
+      messages: [{ role: 'user' as const, content: 'Hello' }],
+    };
+    const { data, response } = await anthropicClient().messages.create(body).withResponse();
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.url).toBe('/v1/messages');
+    expect(sent.body).toEqual({ ...body, model: 'claude-sonnet-4-5' });
+    expect(sent.headers['anthropic-beta']).toBe('prompt-caching-2024-07-31');
+    expect(sent.headers['x-api-key']).toBe('test-anthropic-key');
+    // The recorded answer as Anthropic sent it: cache usage fields and all.
+    const recorded = loadFixture(fixturesOf('anthropic'), 'messages-usage-cache-read').json as Record<string, unknown>;
+    expect(data).toEqual(recorded);
+    expect(response.headers.get('x-switchyard-provider')).toBe('claude');
+    expect(Number(response.headers.get('x-switchyard-cost-usd'))).toBeGreaterThan(0);
+  });
+
+  it('streams the upstream events as they came (thinking signatures included), priced from their usage', async () => {
+    answer = 'stream-thinking';
+    const events: Array<{ type: string }> = [];
+    const stream = anthropicClient().messages.stream({ model: 'sonnet', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'Think, then answer.' }] });
+    // A copy at arrival: the SDK builds its message snapshot inside the message_start event.
+    stream.on('streamEvent', (e) => events.push(structuredClone(e)));
+    const final = await stream.finalMessage();
+    const recorded = loadFixture(fixturesOf('anthropic'), 'stream-thinking')
+      .body.toString()
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)) as { type: string });
+    // The SDK does not surface pings; everything else arrives exactly as Anthropic sent it.
+    expect(events).toEqual(recorded.filter((e) => e.type !== 'ping'));
+    const thinking = final.content.find((b) => b.type === 'thinking') as { signature?: string } | undefined;
+    expect(thinking?.signature).toBeTruthy();
+    expect(upstream.requests.at(-1)!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+    // On the wire, the pings too.
+    const raw = await fetch(`${g.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': DEV_KEY, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ model: 'sonnet', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x' }] }) });
+    const text = await raw.text();
+    expect(text.match(/^event: /gm)).toHaveLength(recorded.length);
+    expect(text).toContain('event: ping\n');
+  });
+});

@@ -171,7 +171,7 @@ describe('answers', () => {
     const { data: cached, response } = await chat({}).withResponse();
     expectValid('CreateChatCompletionResponse', cached);
     expect(cached.model).toBe('claude-sonnet-4-5-20250929');
-    expect(cached.usage).toEqual({ prompt_tokens: 3 + 1111 + 418, completion_tokens: 33, total_tokens: 1532 + 33, prompt_tokens_details: { cached_tokens: 1111 }, cost: expect.any(Number) });
+    expect(cached.usage).toEqual({ prompt_tokens: 3 + 1111 + 418, completion_tokens: 33, total_tokens: 1532 + 33, prompt_tokens_details: { cached_tokens: 1111, cache_write_tokens: 418 }, cost: expect.any(Number) });
     const line = await logLineFor(t, response.headers.get('x-request-id')!);
     expect(line).toMatchObject({ model: 'claude', upstreamModel: 'claude-sonnet-4-5-20250929' });
     expect(JSON.stringify(line)).toContain('1532');
@@ -196,7 +196,7 @@ describe('answers', () => {
     const basic = f('stream-basic').body.toString('utf8').replace('"usage":{"input_tokens":11,"output_tokens":1}', '"usage":{"input_tokens":11,"cache_creation_input_tokens":200,"cache_read_input_tokens":3000,"cache_creation":{"ephemeral_5m_input_tokens":200,"ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard"}');
     anthropic.setHandler(() => streamBody(basic.split(/(?<=\n\n)/)));
     const { chunks } = await streamed({ stream_options: { include_usage: true } });
-    expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 3211, completion_tokens: 6, total_tokens: 3217, prompt_tokens_details: { cached_tokens: 3000 }, cost: expect.any(Number) });
+    expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 3211, completion_tokens: 6, total_tokens: 3217, prompt_tokens_details: { cached_tokens: 3000, cache_write_tokens: 200 }, cost: expect.any(Number) });
   });
 
   it('a streamed tool call: the SDK assembles the call from id, name and argument fragments', async () => {

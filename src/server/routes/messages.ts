@@ -11,6 +11,8 @@ import { GatewayError, toGatewayError } from '../../errors.ts';
 import { anthropicErrorOf, chatToMessage, countTokens, MessagesStreamWriter, toSse, translateMessagesRequest, type AnthropicEvent } from '../../ingress/messages/index.ts';
 import type { ChatCompletion } from '../../openai-types.ts';
 import type { RequestContext } from '../../plugin-api.ts';
+import type { Attempt } from '../../pipeline/attempt.ts';
+import type { SseJsonEvent } from '../../providers/http-provider.ts';
 import { writeEventStream, type EventWriter } from '../events.ts';
 import { servePipeline, type IngressProtocol } from '../ingress.ts';
 import { responseHeaders, sendJson } from '../respond.ts';
@@ -38,17 +40,21 @@ const messages: IngressProtocol = {
   operation: 'chat',
   toPipeline(body, ctx) {
     const { chat, nativeOnly } = translateMessagesRequest(body);
-    // What only Anthropic itself can serve (server tools, Files API sources...) is refused here.
-    if (nativeOnly.length) throw nativeOnly[0];
     bodies.set(ctx, body as Record<string, unknown>);
+    // An `anthropic` target gets the body as sent; any other the translation, unless it needs
+    // what only Anthropic has (server tools, Files API sources...): that target refuses it.
+    ctx.nativeRequest = { protocol: 'anthropic-messages', body: body as Record<string, unknown>, headers: anthropicHeaders(ctx.headers), untranslatable: nativeOnly };
     return chat;
   },
   answer(completion, ctx) {
     ctx.responseHeaders['request-id'] = ctx.id;
+    const attempt = ctx.attempt;
+    if (attempt?.passthrough && attempt.native?.kind === 'json') return attempt.native.body;
     return chatToMessage(completion as ChatCompletion, bodies.get(ctx)! as never);
   },
   stream(res, ctx, chunks, toClientError) {
     ctx.responseHeaders['request-id'] = ctx.id;
+    if (ctx.attempt?.passthrough) return writeEventStream(res, ctx, chunks, nativeEvents(ctx), [], toClientError, (error) => sendAnthropicError(res, ctx, error));
     const writer = new MessagesStreamWriter(bodies.get(ctx)! as never);
     const events: EventWriter<AnthropicEvent> = {
       push: (chunk) => writer.push(chunk),
@@ -62,6 +68,32 @@ const messages: IngressProtocol = {
   },
   error: sendAnthropicError,
 };
+
+/** The client's Anthropic protocol headers worth passing to an Anthropic upstream. */
+function anthropicHeaders(headers: RequestContext['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['anthropic-version', 'anthropic-beta']) {
+    const v = headers[name];
+    if (typeof v === 'string' && v) out[name] = v;
+  }
+  return out;
+}
+
+/**
+ * A passed-through stream: the upstream's own events, in order, as the translation (which still
+ * runs, for usage and cost) consumes them; the chunks only pace the writing.
+ */
+function nativeEvents(ctx: RequestContext): EventWriter<SseJsonEvent> {
+  const attempt = ctx.attempt as Attempt;
+  const take = () => attempt.takeNativeEvents() as SseJsonEvent[];
+  return {
+    push: take,
+    end: take,
+    fail: (error) => [{ event: 'error', data: { type: 'error', error: anthropicErrorOf(error).body.error } }],
+    toSse: (e) => `event: ${e.event ?? (e.data as { type?: string })?.type ?? 'message'}\ndata: ${JSON.stringify(e.data)}\n\n`,
+    isOutput: (e) => e.event !== 'message_start' && e.event !== 'ping',
+  };
+}
 
 export const messagesRoutes: RouteModule = {
   surface: [

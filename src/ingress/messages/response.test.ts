@@ -157,9 +157,9 @@ describe('chatToMessage over the anthropic plugin: a recorded message comes back
     expect(message).toEqual(without(real, NOT_PRODUCED));
   });
 
-  it('messages-usage-cache-read: cache reads kept; cache writes come back as input (the plugin does not report cache_write_tokens)', () => {
+  it('messages-usage-cache-read: cache reads and writes come back as Anthropic counted them', () => {
     const real = loadFixture(ANTHROPIC, 'messages-usage-cache-read').json;
     const message = chatToMessage(anthropicToCompletion(real, callOf({})), request);
-    expect(message.usage).toEqual({ input_tokens: 3 + 418, cache_creation_input_tokens: 0, cache_read_input_tokens: 1111, output_tokens: 33 });
+    expect(message.usage).toEqual({ input_tokens: 3, cache_creation_input_tokens: 418, cache_read_input_tokens: 1111, output_tokens: 33 });
   });
 });

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { EmbeddingRequest, EmbeddingResponse } from 'switchyard-gateway';
 import { GatewayError } from 'switchyard-gateway/kit';
 import { countTokens } from './generate.ts';
+import { mulberry32 } from 'switchyard-gateway/kit';
 
 export const DEFAULT_EMBEDDING_DIMENSIONS = 256;
 /** The most dimensions the mock makes (text-embedding-3-large has 3072): a bound on the work one request can ask for. */
@@ -53,14 +54,3 @@ function seedOf(input: string | number[]): number {
   return createHash('sha256').update(key).digest().readUInt32LE(0);
 }
 
-/** A small seeded PRNG (mulberry32): fast, and the same sequence on every platform. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -1,6 +1,6 @@
 /**
  * The governance engine's contract: rate limits, concurrency, budgets and usage records for the
- * keys, teams and targets of gateway.yaml. A leaf: it imports nothing, and every implementation
+ * keys, teams and targets of gateway.yaml. A leaf: it imports nothing but the plugin contract's Price, and every implementation
  * (memory, redis) and the pipeline import it.
  *
  * A "scope" is one counted thing: `key:search-prod`, `team:search`, `target:gpt-4o/openai/gpt-4o`.
@@ -185,17 +185,8 @@ export interface UsagePage {
   next_page: null;
 }
 
-/** USD per million tokens. */
-export interface Price {
-  input: number;
-  output: number;
-  /** Prompt tokens read from the provider's cache (default: input). */
-  cachedInput?: number;
-  /** Prompt tokens written to the provider's cache (default: input). */
-  cacheWrite?: number;
-  /** Rates for the whole request once its prompt exceeds `aboveTokens` (Gemini 2.5 Pro, long-context Claude). */
-  longContext?: { aboveTokens: number; input: number; output: number; cachedInput?: number; cacheWrite?: number };
-}
+/** USD per million tokens: the contract's type (the plugin contract is a leaf too). */
+export type { Price } from '../plugin-api.ts';
 
 export interface StateBackend {
   /** One atomic step over all scopes: everything is reserved, or nothing. Never rejects. */

@@ -15,3 +15,4 @@ export { ChunkBuilder, type ChunkDelta } from '../protocol/chunks.ts';
 export { textOf, partsOf, parseDataUrl, parseArguments, toolCallArguments } from '../protocol/content.ts';
 export { GatewayError, ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 export { applyCapabilities } from '../providers/capabilities.ts';
+export { mulberry32 } from '../protocol/random.ts';

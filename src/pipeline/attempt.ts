@@ -117,19 +117,7 @@ export class Attempt implements AttemptView {
         return;
       }
       const body = ctx.body as ChatCompletionRequest;
-      const call: { -readonly [K in keyof ProviderCall]: ProviderCall[K] } = {
-        provider: target.provider,
-        request: body,
-        model: target.model,
-        stream: body.stream === true,
-        signal: this.signal,
-        requestId: ctx.id,
-        log: ctx.log,
-        dropUnsupportedParams: target.dropUnsupportedParams,
-        timeouts: this.timeouts,
-        traceHeaders: this.#traceHeaders,
-        maxResponseBytes: this.#env.upstreamBodyLimit,
-      };
+      const call: { -readonly [K in keyof ProviderCall]: ProviderCall[K] } = { ...this.#callBase(), request: body, stream: body.stream === true };
       const native = ctx.nativeRequest;
       if (native && target.capabilities.nativeProtocols?.includes(native.protocol)) {
         // The provider speaks the client's protocol: the client's body goes as it is.
@@ -149,10 +137,15 @@ export class Attempt implements AttemptView {
   #embed(request: EmbeddingRequest): Promise<EmbeddingResponse> {
     const { target } = this;
     if (!target.capabilities.embeddings || !target.instance.embed) throw notEmbedding(target);
+    return target.instance.embed({ ...this.#callBase(), embedding: request });
+  }
+
+  /** What every call of this attempt carries, whatever the operation. */
+  #callBase(): Omit<ProviderCall, 'request' | 'stream'> {
+    const { target } = this;
     const ctx = this.#ctx;
-    return target.instance.embed({
+    return {
       provider: target.provider,
-      embedding: request,
       model: target.model,
       signal: this.signal,
       requestId: ctx.id,
@@ -161,7 +154,7 @@ export class Attempt implements AttemptView {
       timeouts: this.timeouts,
       traceHeaders: this.#traceHeaders,
       maxResponseBytes: this.#env.upstreamBodyLimit,
-    });
+    };
   }
 
   /**

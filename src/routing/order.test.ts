@@ -2,23 +2,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { RouteTarget } from '../plugin-api.ts';
 import { orderTargets } from './order.ts';
+import { mulberry32 } from '../protocol/random.ts';
 
 /** Only the fields orderTargets reads: the model (as a name), weight and live state. */
 function target(model: string, opts: { weight?: number; latencyMs?: number; inFlight?: number } = {}): RouteTarget {
   return { provider: 'p', model, weight: opts.weight ?? 1, state: { latencyMs: opts.latencyMs, inFlight: opts.inFlight ?? 0 } } as unknown as RouteTarget;
 }
 
-/** A small seeded PRNG (mulberry32), so the statistical test gives the same answer every run. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const models = (targets: readonly RouteTarget[]) => targets.map((t) => t.model);
 

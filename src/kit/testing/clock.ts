@@ -1,4 +1,8 @@
 import type { Clock } from '../../index.ts';
+import { mulberry32 } from '../index.ts';
+
+/** Seeded randomness, so statistical tests give the same answer every run. */
+export { mulberry32 };
 
 /**
  * A clock for deterministic tests (pass it as `clock` to the gateway): waits are recorded and
@@ -32,16 +36,4 @@ export class FakeClock implements Clock {
   advance(ms: number): void {
     this.#offset += ms;
   }
-}
-
-/** A small seeded PRNG (mulberry32), so statistical tests give the same answer every run. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -24,6 +24,8 @@ import { combineObservers, type GatewayObserver } from './pipeline/observer.ts';
 import { createInstruments, type Instruments } from './observability/index.ts';
 import { startMetricsListener, type MetricsListener } from './server/routes/metrics.ts';
 import { systemClock } from './runtime/clock.ts';
+import { RecentActivity } from './console/activity.ts';
+import { linkConsole } from './console/views.ts';
 import { openStateBackend, type StateBackend } from './governance/index.ts';
 import type { GatewayConfig } from './config/types.ts';
 import path from 'node:path';
@@ -121,7 +123,10 @@ export class Gateway {
     const log = options.logger ?? createLogger(parsed.config?.log ?? { level: 'info', format: 'auto' });
     let gateway: Gateway | undefined;
     const instruments = createInstruments(parsed.config, { env: options.env ?? process.env, log, clock: options.clock ?? systemClock, runtime: () => gateway?.runtime });
-    const observer = combineObservers([...instruments.observers, ...(options.observers ?? [])], (err) => log.warn({ err }, 'an observer failed'));
+    // The console's recent activity (src/console): an observer like the metrics, tied to the combined observer its routes are given.
+    const activity = new RecentActivity();
+    const observer = combineObservers([...instruments.observers, activity, ...(options.observers ?? [])], (err) => log.warn({ err }, 'an observer failed'));
+    linkConsole(observer, { activity, env: options.env ?? process.env, now: () => (options.clock ?? systemClock).now() });
     // Live counters outlive config generations: opened once, from the first config's `state:`.
     const state = parsed.config ? await openState(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
     let runtime: Runtime;

@@ -50,6 +50,11 @@ export class TargetState implements TargetHealth {
     return this.#openUntil !== 0;
   }
 
+  /** The single trial request after a cooldown is under way. */
+  get probing(): boolean {
+    return this.#probing;
+  }
+
   recordSuccess(latencyMs?: number): void {
     if (latencyMs !== undefined) this.latencyMs = this.latencyMs === undefined ? latencyMs : this.latencyMs + LATENCY_ALPHA * (latencyMs - this.latencyMs);
     this.#failures = [];

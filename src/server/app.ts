@@ -8,6 +8,7 @@ import { GatewayError, toGatewayError } from '../errors.ts';
 import type { RequestContext } from '../plugin-api.ts';
 import { createContext, requestIdFor } from './context.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { consoleRoutes } from './routes/console.ts';
 import { chatRoutes, CHAT_PATHS } from './routes/chat.ts';
 import { embeddingRoutes, EMBEDDINGS_PATHS } from './routes/embeddings.ts';
 import { responsesRoutes } from './routes/responses.ts';
@@ -24,7 +25,7 @@ export interface AppOptions extends ServerDeps {
   requestTimeoutMs: number;
 }
 
-const ROUTES: readonly RouteModule[] = [chatRoutes, embeddingRoutes, responsesRoutes, messagesRoutes, modelRoutes, healthRoutes, metricsRoutes, adminRoutes];
+const ROUTES: readonly RouteModule[] = [chatRoutes, embeddingRoutes, responsesRoutes, messagesRoutes, modelRoutes, healthRoutes, metricsRoutes, adminRoutes, consoleRoutes];
 
 /** The allowed method when the path exists, else undefined. */
 export function allowedMethod(url: string): string | undefined {

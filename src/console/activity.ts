@@ -1,0 +1,249 @@
+/**
+ * What the operator's console shows of recent traffic, kept in memory by one gateway observer:
+ * the last requests with their attempt logs (never a prompt or a completion), 10-second buckets
+ * over the last 15 minutes (requests, errors, latency and time-to-first-token samples, tokens,
+ * spend), each target's recent errors with the last (already scrubbed) message, and when each
+ * key last made a request. Everything is per instance and forgotten at restart: the figures
+ * that must survive (spend, budgets) come from the state backend.
+ */
+import { performance } from 'node:perf_hooks';
+import type { AttemptRecord, AttemptView, RequestContext } from '../plugin-api.ts';
+import type { GatewayObserver } from '../pipeline/observer.ts';
+
+export const BUCKET_MS = 10_000;
+export const WINDOW_MS = 15 * 60_000;
+const BUCKETS = WINDOW_MS / BUCKET_MS;
+/** Latency samples kept per bucket (a reservoir: percentiles stay fair under load). */
+const SAMPLES = 64;
+
+export interface RequestSummary {
+  id: string;
+  /** Epoch ms when the request arrived. */
+  at: number;
+  key: string | null;
+  team: string | null;
+  alias: string | null;
+  /** `provider/model` of the last attempt. */
+  target: string | null;
+  status: number;
+  durationMs: number;
+  ttftMs: number | null;
+  tokens: { prompt: number; completion: number } | null;
+  costUsd: number | null;
+  error: { code: string; message: string } | null;
+  attempts: AttemptRecord[];
+}
+
+export interface BucketView {
+  /** Epoch ms of the bucket's start. */
+  at: number;
+  requests: number;
+  errors: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  ttftP50Ms: number | null;
+  tokens: number;
+  costUsd: number;
+}
+
+export interface TargetActivity {
+  /** Failed attempts in the last 15 minutes. */
+  errors: number;
+  lastError: { at: number; status: number; message: string } | null;
+}
+
+interface Bucket {
+  at: number;
+  requests: number;
+  errors: number;
+  latency: Reservoir;
+  ttft: Reservoir;
+  tokens: number;
+  costUsd: number;
+  /** Target key → failed attempts in this bucket. */
+  targetErrors: Map<string, number>;
+}
+
+/** `alias|provider|model`: one target of one alias. */
+export function targetKey(alias: string, provider: string, model: string): string {
+  return `${alias}|${provider}|${model}`;
+}
+
+/**
+ * @example
+ * const activity = new RecentActivity({ capacity: 200 });
+ * Gateway.start({ config, observers: [activity] });
+ * activity.series(Date.now()); // 90 buckets, oldest first
+ */
+export class RecentActivity implements GatewayObserver {
+  readonly startedAt = Date.now();
+  readonly #capacity: number;
+  readonly #recent: RequestSummary[] = [];
+  readonly #buckets: Bucket[] = [];
+  readonly #live = new Set<RequestContext>();
+  readonly #lastError = new Map<string, TargetActivity['lastError']>();
+  readonly #lastRequest = new Map<string, number>();
+  readonly #now: () => number;
+
+  constructor({ capacity = 200, now = Date.now }: { capacity?: number; now?: () => number } = {}) {
+    this.#capacity = capacity;
+    this.#now = now;
+  }
+
+  get inFlight(): number {
+    return this.#live.size;
+  }
+
+  requestStarted(ctx: RequestContext): void {
+    this.#live.add(ctx);
+  }
+
+  attemptEnded(ctx: RequestContext, attempt: AttemptView, record: AttemptRecord): void {
+    if (record.outcome !== 'error' || !ctx.route) return;
+    const key = targetKey(ctx.route.name, attempt.target.provider, attempt.target.model);
+    const now = this.#now();
+    const bucket = this.#bucket(now);
+    bucket.targetErrors.set(key, (bucket.targetErrors.get(key) ?? 0) + 1);
+    this.#lastError.set(key, { at: now, status: record.status, message: record.error ?? `status ${record.status}` });
+  }
+
+  requestEnded(ctx: RequestContext): void {
+    this.#live.delete(ctx);
+    const now = this.#now();
+    const durationMs = Math.max(0, performance.now() - ctx.startedAt);
+    const status = ctx.status ?? 0;
+    const failed = status >= 500 || status === 429 || ctx.streamError !== undefined;
+    const tokens = ctx.usage ? ctx.usage.prompt_tokens + ctx.usage.completion_tokens : 0;
+    const bucket = this.#bucket(now);
+    bucket.requests++;
+    if (failed) bucket.errors++;
+    bucket.latency.add(durationMs);
+    if (ctx.timing.firstChunkMs !== undefined) bucket.ttft.add(ctx.timing.firstChunkMs);
+    bucket.tokens += tokens;
+    bucket.costUsd += ctx.costUsd ?? 0;
+    if (ctx.key) this.#lastRequest.set(ctx.key.name, now);
+    const last = ctx.attempts.findLast((a) => a.outcome !== 'skipped') ?? ctx.attempts.at(-1);
+    const error = ctx.error ?? ctx.streamError;
+    this.#recent.push({
+      id: ctx.id,
+      at: now - durationMs,
+      key: ctx.key?.name ?? null,
+      team: ctx.key?.team ?? null,
+      alias: ctx.route?.name ?? null,
+      target: last ? `${last.provider}/${last.model}` : null,
+      status,
+      durationMs: Math.round(durationMs),
+      ttftMs: ctx.timing.firstChunkMs === undefined ? null : Math.round(ctx.timing.firstChunkMs),
+      tokens: ctx.usage ? { prompt: ctx.usage.prompt_tokens, completion: ctx.usage.completion_tokens } : null,
+      costUsd: ctx.costUsd ?? null,
+      error: error ? { code: error.code, message: error.message } : null,
+      attempts: ctx.attempts.map((a) => ({ ...a })),
+    });
+    if (this.#recent.length > this.#capacity) this.#recent.shift();
+  }
+
+  /** The most recent requests, newest first. */
+  recent(limit = this.#capacity): RequestSummary[] {
+    return this.#recent.slice(-limit).reverse();
+  }
+
+  request(id: string): RequestSummary | undefined {
+    return this.#recent.findLast((r) => r.id === id);
+  }
+
+  /** When the key last made a request here (epoch ms). */
+  lastRequestOf(key: string): number | null {
+    return this.#lastRequest.get(key) ?? null;
+  }
+
+  target(key: string, now = this.#now()): TargetActivity {
+    let errors = 0;
+    for (const b of this.#window(now)) errors += b.targetErrors.get(key) ?? 0;
+    const lastError = this.#lastError.get(key) ?? null;
+    return { errors, lastError: lastError && now - lastError.at < WINDOW_MS ? lastError : null };
+  }
+
+  /** One entry per 10-second bucket of the last 15 minutes, oldest first (empty buckets included). */
+  series(now = this.#now()): BucketView[] {
+    const byStart = new Map(this.#window(now).map((b) => [b.at, b]));
+    const current = bucketStart(now);
+    const out: BucketView[] = [];
+    for (let at = current - (BUCKETS - 1) * BUCKET_MS; at <= current; at += BUCKET_MS) {
+      const b = byStart.get(at);
+      out.push(
+        b
+          ? { at, requests: b.requests, errors: b.errors, p50Ms: b.latency.quantile(0.5), p99Ms: b.latency.quantile(0.99), ttftP50Ms: b.ttft.quantile(0.5), tokens: b.tokens, costUsd: b.costUsd }
+          : { at, requests: 0, errors: 0, p50Ms: null, p99Ms: null, ttftP50Ms: null, tokens: 0, costUsd: 0 },
+      );
+    }
+    return out;
+  }
+
+  /** Figures over the last `spanMs` (default: the whole window). */
+  totals(now = this.#now(), spanMs = WINDOW_MS) {
+    const buckets = this.#window(now).filter((b) => b.at > now - spanMs - BUCKET_MS);
+    const latency = new Reservoir(SAMPLES * 8);
+    const ttft = new Reservoir(SAMPLES * 8);
+    let requests = 0;
+    let errors = 0;
+    let tokens = 0;
+    let costUsd = 0;
+    for (const b of buckets) {
+      requests += b.requests;
+      errors += b.errors;
+      tokens += b.tokens;
+      costUsd += b.costUsd;
+      latency.merge(b.latency);
+      ttft.merge(b.ttft);
+    }
+    return { requests, errors, tokens, costUsd, p50Ms: latency.quantile(0.5), p99Ms: latency.quantile(0.99), ttftP50Ms: ttft.quantile(0.5), ttftP99Ms: ttft.quantile(0.99) };
+  }
+
+  #window(now: number): Bucket[] {
+    const oldest = bucketStart(now) - (BUCKETS - 1) * BUCKET_MS;
+    while (this.#buckets.length > 0 && this.#buckets[0].at < oldest) this.#buckets.shift();
+    return this.#buckets;
+  }
+
+  #bucket(now: number): Bucket {
+    const at = bucketStart(now);
+    const last = this.#buckets.at(-1);
+    if (last && last.at === at) return last;
+    const bucket: Bucket = { at, requests: 0, errors: 0, latency: new Reservoir(SAMPLES), ttft: new Reservoir(SAMPLES), tokens: 0, costUsd: 0, targetErrors: new Map() };
+    this.#buckets.push(bucket);
+    this.#window(now);
+    return bucket;
+  }
+}
+
+const bucketStart = (ms: number): number => ms - (ms % BUCKET_MS);
+
+/** A uniform sample of at most `size` values (Vitter's algorithm R). */
+export class Reservoir {
+  readonly values: number[] = [];
+  readonly size: number;
+  #seen = 0;
+  constructor(size: number) {
+    this.size = size;
+  }
+
+  add(value: number): void {
+    this.#seen++;
+    if (this.values.length < this.size) this.values.push(value);
+    else {
+      const i = Math.floor(Math.random() * this.#seen);
+      if (i < this.size) this.values[i] = value;
+    }
+  }
+
+  merge(other: Reservoir): void {
+    for (const v of other.values) this.add(v);
+  }
+
+  /** Nearest-rank quantile; null when empty. */
+  quantile(q: number): number | null {
+    if (this.values.length === 0) return null;
+    const sorted = [...this.values].sort((a, b) => a - b);
+    return Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]);
+  }
+}

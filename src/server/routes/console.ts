@@ -1,0 +1,154 @@
+/**
+ * The operator's console: a static page at GET /console (same port) and the small JSON
+ * endpoints it polls, all under the admin API's authorisation (`Authorization: Bearer <admin
+ * key>`; see README "Console"):
+ *
+ *   GET  /admin/v1/console/overview       rates over the last minute, 10 s buckets over 15 min, in-flight, uptime, version, generation
+ *   GET  /admin/v1/console/targets        per alias its targets: state (healthy, cooling until, probing), in-flight, latency, recent errors
+ *   GET  /admin/v1/console/keys           each key's limits, use now, budget and spend, last request; biggest spender first
+ *   GET  /admin/v1/console/requests       the most recent requests (?limit=, default 50), newest first
+ *   GET  /admin/v1/console/requests/:id   one request with its attempt log
+ *   GET  /admin/v1/console/config         gateway.yaml with secrets masked, and the last reload's outcome
+ *   POST /admin/v1/console/validate       a gateway.yaml (text/plain or application/yaml body): the errors a reload would report; nothing is applied
+ *
+ * The page is a shell: it holds no data until the admin key is entered, and the key stays in
+ * sessionStorage, sent only in the Authorization header (never in a URL). The page, its script
+ * and stylesheet come from this gateway under a strict Content-Security-Policy.
+ */
+import { readFile } from 'node:fs/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authenticateAdmin } from '../../admin/auth.ts';
+import { RecentActivity } from '../../console/activity.ts';
+import { maskedConfigFile, validateConfigText } from '../../console/config-view.ts';
+import { consoleSourceOf, keys, overview, targets, type ConsoleSource } from '../../console/views.ts';
+import { GatewayError } from '../../errors.ts';
+import { StateUnavailableError } from '../../governance/index.ts';
+import type { Runtime } from '../../runtime/build.ts';
+import type { RouteModule, ServerDeps } from '../surface.ts';
+
+export const CONSOLE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const ASSETS = new URL('../../console/assets/', import.meta.url);
+/** The files the page is made of: nothing else under /console/assets is served. */
+const ASSET_TYPES: Record<string, string> = {
+  'console.js': 'text/javascript; charset=utf-8',
+  'console.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
+};
+const SECURITY_HEADERS = {
+  'content-security-policy': CONSOLE_CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+};
+const VALIDATE_LIMIT = 1024 * 1024;
+
+export const consoleRoutes: RouteModule = {
+  surface: [
+    { pattern: /^\/console\/?$/, method: 'GET' },
+    { pattern: /^\/console\/assets\/[^/]+$/, method: 'GET' },
+    { pattern: /^\/admin\/v1\/console\/(overview|targets|keys|requests|config)\/?$/, method: 'GET' },
+    { pattern: /^\/admin\/v1\/console\/requests\/[^/]+$/, method: 'GET' },
+    { pattern: /^\/admin\/v1\/console\/validate\/?$/, method: 'POST' },
+  ],
+  register(app, deps) {
+    const fallback: ConsoleSource = { activity: new RecentActivity(), env: process.env, now: Date.now };
+    const source = () => consoleSourceOf(deps.observer) ?? fallback;
+    const assets = new Map<string, Promise<Buffer>>();
+    const asset = (name: string) => {
+      let file = assets.get(name);
+      if (!file) assets.set(name, (file = readFile(new URL(name, ASSETS))));
+      return file;
+    };
+
+    app.get('/console', async function consolePage(_request, reply) {
+      reply.headers({ ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' }).send(await asset('index.html'));
+    });
+    app.get('/console/assets/:name', async function consoleAsset(request, reply) {
+      const { name } = request.params as { name: string };
+      const type = Object.hasOwn(ASSET_TYPES, name) ? ASSET_TYPES[name] : undefined;
+      if (!type) throw new GatewayError('not_found', `Unknown console asset: ${name.slice(0, 64)}.`);
+      reply.headers({ ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-cache' }).send(await asset(name));
+    });
+
+    app.get(
+      '/admin/v1/console/overview',
+      admin(deps, (runtime) => overview(runtime, source().activity)),
+    );
+    app.get(
+      '/admin/v1/console/targets',
+      admin(deps, (runtime) => ({ object: 'list', data: targets(runtime, source().activity, source().now()) })),
+    );
+    app.get(
+      '/admin/v1/console/keys',
+      admin(deps, async (runtime) => {
+        if (!deps.state) throw unavailable();
+        try {
+          return { object: 'list', data: await keys(runtime, deps.state, source().activity) };
+        } catch (err) {
+          if (err instanceof StateUnavailableError) throw unavailable();
+          throw err;
+        }
+      }),
+    );
+    app.get(
+      '/admin/v1/console/requests',
+      admin(deps, (_runtime, request) => {
+        const limit = Number((request.query as { limit?: string }).limit ?? 50);
+        return { object: 'list', data: source().activity.recent(Number.isInteger(limit) && limit > 0 ? Math.min(limit, 200) : 50) };
+      }),
+    );
+    app.get(
+      '/admin/v1/console/requests/:id',
+      admin(deps, (_runtime, request) => {
+        const { id } = request.params as { id: string };
+        const found = source().activity.request(id);
+        if (!found) throw new GatewayError('not_found', 'No such request among the recent ones kept by this instance.');
+        return found;
+      }),
+    );
+    app.get(
+      '/admin/v1/console/config',
+      admin(deps, async (runtime) => {
+        const { file, text } = await maskedConfigFile(runtime);
+        const lastReload = deps.readiness?.().lastReload ?? null;
+        return { file, generation: runtime.generation, text, last_reload: lastReload };
+      }),
+    );
+    // A scope of its own: only here is a text body accepted (chat endpoints take JSON only).
+    app.register(function validateScope(scope: FastifyInstance, _options: unknown, done: (err?: Error) => void) {
+      scope.addContentTypeParser(['text/plain', 'application/yaml', 'application/x-yaml', 'text/yaml'], { parseAs: 'string', bodyLimit: VALIDATE_LIMIT }, (_req, body, parsed) => parsed(null, body));
+      scope.post(
+        '/admin/v1/console/validate',
+        admin(deps, async (runtime, request) => {
+          if (typeof request.body !== 'string')
+            throw new GatewayError('unsupported_media_type', 'Send the gateway.yaml to validate as the body, with "Content-Type: text/plain" (or application/yaml).');
+          return validateConfigText(request.body, runtime, source().env);
+        }),
+      );
+      done();
+    });
+  },
+};
+
+type Answer = (runtime: Runtime, request: FastifyRequest) => unknown;
+
+/** Like the admin API: the admin key of the current generation, no-store, 401 with WWW-Authenticate. */
+function admin({ getRuntime }: ServerDeps, answer: Answer) {
+  return async function consoleEndpoint(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    reply.header('x-request-id', request.id).header('cache-control', 'no-store');
+    const runtime = getRuntime();
+    try {
+      authenticateAdmin(request.headers, runtime.config);
+    } catch (err) {
+      reply.header('www-authenticate', 'Bearer');
+      throw err;
+    }
+    reply.send(await answer(runtime, request));
+  };
+}
+
+function unavailable(): GatewayError {
+  return new GatewayError('limits_unavailable', 'The state backend cannot be reached right now; usage, spend and quotas are kept there, so try again shortly.', { headers: { 'retry-after': '1' } });
+}

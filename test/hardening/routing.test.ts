@@ -5,7 +5,7 @@
  * buffered, and 1,000 concurrent streams all arrive intact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeUpstream, startTestGateway, type FakeUpstream, type TestGateway } from '../../src/kit/testing/index.ts';
+import { startFakeUpstream, startTestGateway, type FakeUpstream, type ScriptedResponse, type TestGateway } from '../../src/kit/testing/index.ts';
 import { CLIENT_KEY, chunk, mapLimit, rawExchange, UPSTREAM_SECRET } from './helpers.ts';
 
 let t: TestGateway;
@@ -15,7 +15,7 @@ let elsewhere: FakeUpstream;
 beforeAll(async () => {
   // A second server that no configuration names: nothing a client sends may reach it.
   elsewhere = await startFakeUpstream(() => ({ status: 200, body: { hijacked: true } }));
-  upstream = await startFakeUpstream((req) =>
+  upstream = await startFakeUpstream((req): ScriptedResponse =>
     req.body?.stream
       ? { status: 200, headers: { 'content-type': 'text/event-stream', 'x-upstream-secret': UPSTREAM_SECRET }, chunks: [chunk('Hel'), chunk('lo', 'stop'), 'data: [DONE]\n\n'] }
       : { status: 200, headers: { 'content-type': 'application/json', 'x-upstream-secret': UPSTREAM_SECRET, 'set-cookie': 'session=upstream' }, body: { id: 'c1', object: 'chat.completion', created: 1, model: 'up-1', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } },

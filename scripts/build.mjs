@@ -4,7 +4,7 @@
  * bin registers, the JSON schemas the sources import, and every built-in plugin.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,10 +18,13 @@ if (tsc.status !== 0) {
   process.exit(1);
 }
 
+// The console's page, script and stylesheet are served as they are (tsc does not copy them).
+cpSync(path.join(root, 'src/console/assets'), path.join(dist, 'src/console/assets'), { recursive: true });
+
 const plugins = readdirSync(path.join(root, 'plugins'), { withFileTypes: true })
   .filter((e) => e.isDirectory() && e.name !== 'examples' && !e.name.startsWith('zz-'))
   .map((e) => `plugins/${e.name}/index.js`);
-const expected = ['src/cli.js', 'src/index.d.ts', 'src/kit/index.d.ts', 'src/kit/testing/index.d.ts', 'src/plugins/generation-hooks.mjs', 'schemas/gateway.schema.json', 'schemas/chat-request.schema.json', ...plugins];
+const expected = ['src/cli.js', 'src/index.d.ts', 'src/kit/index.d.ts', 'src/kit/testing/index.d.ts', 'src/plugins/generation-hooks.mjs', 'schemas/gateway.schema.json', 'schemas/chat-request.schema.json', 'src/console/assets/index.html', 'src/console/assets/console.js', 'src/console/assets/console.css', ...plugins];
 const missing = expected.filter((file) => !existsSync(path.join(dist, file)));
 if (missing.length > 0) {
   console.error(`build incomplete: dist/ lacks ${missing.join(', ')}`);

@@ -45,7 +45,7 @@ export default defineHttpProvider<AnthropicOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, samplingExtras: false, unsupportedParams: UNSUPPORTED_PARAMS, nativeProtocols: ['anthropic-messages'] },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, samplingExtras: false, unsupportedParams: UNSUPPORTED_PARAMS, nativeProtocols: ['anthropic-messages', 'anthropic-count-tokens'] },
   endpoint(options) {
     const headers: Record<string, string> = { ...options.headers, 'x-api-key': options.apiKey, 'anthropic-version': options.version ?? '2023-06-01' };
     if (options.beta) headers['anthropic-beta'] = options.beta;
@@ -55,6 +55,8 @@ export default defineHttpProvider<AnthropicOptions>({
     // A client that spoke the Messages API is passed through: every field (cache_control,
     // thinking signatures, server tools, betas) survives; only the model is the target's.
     if (call.native?.protocol === 'anthropic-messages') return { path: '/v1/messages', body: { ...call.native.body, model: call.model }, headers: call.native.headers };
+    // Anthropic counts tokens itself (POST /v1/messages/count_tokens): exact, and free.
+    if (call.native?.protocol === 'anthropic-count-tokens') return { path: '/v1/messages/count_tokens', body: { ...call.native.body, model: call.model }, headers: call.native.headers };
     return { path: '/v1/messages', body: buildMessagesRequest(call, { maxTokens: options.maxTokens ?? 4096, promptCaching: options.promptCaching }) };
   },
   toCompletion: (body, call) => toCompletion(body, call),

@@ -105,7 +105,7 @@ describe('POST /v1/messages to an anthropic target: native pass-through', () => 
   let g: TestGateway;
   let answer = 'messages-usage-cache-read';
   beforeAll(async () => {
-    upstream = await startFakeUpstream(() => replay(loadFixture(fixturesOf('anthropic'), answer)));
+    upstream = await startFakeUpstream((req) => (req.url === '/v1/messages/count_tokens' ? { status: 200, body: { input_tokens: 42 } } : replay(loadFixture(fixturesOf('anthropic'), answer))));
     g = await startTestGateway(`keys:
   - { name: dev, key: ${DEV_KEY} }
 providers:
@@ -165,5 +165,15 @@ models:
     const text = await raw.text();
     expect(text.match(/^event: /gm)).toHaveLength(recorded.length);
     expect(text).toContain('event: ping\n');
+  });
+
+  it('count_tokens is exact: Anthropic counts the body as sent', async () => {
+    const body = { model: 'sonnet', system: 'Be brief.', messages: [{ role: 'user' as const, content: 'Hello there' }] };
+    const { data, response } = await anthropicClient().messages.countTokens(body).withResponse();
+    expect(data).toEqual({ input_tokens: 42 });
+    expect(response.headers.get('x-switchyard-token-count')).toBe('exact');
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.url).toBe('/v1/messages/count_tokens');
+    expect(sent.body).toEqual({ ...body, model: 'claude-sonnet-4-5' });
   });
 });

@@ -10,7 +10,8 @@ import type { ServerResponse } from 'node:http';
 import { GatewayError, toGatewayError } from '../../errors.ts';
 import { anthropicErrorOf, chatToMessage, countTokens, MessagesStreamWriter, toSse, translateMessagesRequest, type AnthropicEvent } from '../../ingress/messages/index.ts';
 import type { ChatCompletion } from '../../openai-types.ts';
-import type { RequestContext } from '../../plugin-api.ts';
+import type { RequestContext, RouteTarget } from '../../plugin-api.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
 import type { Attempt } from '../../pipeline/attempt.ts';
 import type { SseJsonEvent } from '../../providers/http-provider.ts';
 import { writeEventStream, type EventWriter } from '../events.ts';
@@ -111,8 +112,9 @@ export const messagesRoutes: RouteModule = {
 };
 
 /**
- * count_tokens: an estimate from the translated request (`x-switchyard-token-count: estimate`),
- * after the same key and model checks as a request.
+ * count_tokens, after the same key and model checks as a request: exact when the alias's first
+ * available target is an Anthropic provider (it counts, `x-switchyard-token-count: exact`), an
+ * estimate from the translated request otherwise (`estimate`).
  */
 function countTokensHandler({ getRuntime }: ServerDeps) {
   return async function countTokensRoute(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -123,11 +125,40 @@ function countTokensHandler({ getRuntime }: ServerDeps) {
       const model = (request.body as { model?: unknown } | undefined)?.model;
       if (typeof model !== 'string' || !runtime.models.has(model)) throw new GatewayError('model_not_found', `The model \`${String(model)}\` does not exist or you do not have access to it.`, { param: 'model' });
       if (key && !key.allows(model)) throw new GatewayError('model_not_allowed', `The key "${key.name}" may not use the model "${model}".`, { param: 'model' });
+      const target = runtime.models.get(model)!.targets.find((t) => !t.unavailable);
+      if (target?.capabilities.nativeProtocols?.includes(COUNT_TOKENS)) {
+        reply.headers({ ...headers, 'x-switchyard-token-count': 'exact' }).send(await countUpstream(target, request, runtime.upstreamBodyLimit));
+        return;
+      }
       reply.headers({ ...headers, 'x-switchyard-token-count': 'estimate' }).send(countTokens(request.body));
     } catch (err) {
-      const error = toGatewayError(err).redacted(runtime.redact);
+      const error = (err instanceof UpstreamError ? err.toClientError(runtime.redact) : toGatewayError(err)).redacted(runtime.redact);
       const { status, body } = anthropicErrorOf(error, { requestId: request.id });
       reply.code(status).headers({ ...headers, ...error.headers }).send(body);
     }
   };
+}
+
+/** The native protocol a provider declares when it can count a Messages request itself. */
+const COUNT_TOKENS = 'anthropic-count-tokens';
+
+/** Asks the provider to count: the client's body, with the target's model, as a native request. */
+async function countUpstream(target: RouteTarget, request: FastifyRequest, maxResponseBytes: number): Promise<unknown> {
+  const controller = new AbortController();
+  request.raw.once('close', () => controller.abort());
+  const body = request.body as Record<string, unknown>;
+  const answer = await target.instance.send({
+    provider: target.provider,
+    model: target.model,
+    request: { model: target.model, messages: [] },
+    stream: false,
+    signal: controller.signal,
+    requestId: request.id,
+    log: request.log as never,
+    dropUnsupportedParams: target.dropUnsupportedParams,
+    timeouts: target.timeouts,
+    maxResponseBytes,
+    native: { protocol: COUNT_TOKENS, body, headers: anthropicHeaders(request.headers) },
+  });
+  return answer.kind === 'json' ? answer.body : undefined;
 }

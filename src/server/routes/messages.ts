@@ -116,7 +116,7 @@ export const messagesRoutes: RouteModule = {
  * available target is an Anthropic provider (it counts, `x-switchyard-token-count: exact`), an
  * estimate from the translated request otherwise (`estimate`).
  */
-function countTokensHandler({ getRuntime }: ServerDeps) {
+function countTokensHandler({ getRuntime, log }: ServerDeps) {
   return async function countTokensRoute(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const runtime = getRuntime();
     const headers = { 'x-request-id': request.id, 'request-id': request.id };
@@ -127,12 +127,13 @@ function countTokensHandler({ getRuntime }: ServerDeps) {
       if (key && !key.allows(model)) throw new GatewayError('model_not_allowed', `The key "${key.name}" may not use the model "${model}".`, { param: 'model' });
       const target = runtime.models.get(model)!.targets.find((t) => !t.unavailable);
       if (target?.capabilities.nativeProtocols?.includes(COUNT_TOKENS)) {
-        reply.headers({ ...headers, 'x-switchyard-token-count': 'exact' }).send(await countUpstream(target, request, runtime.upstreamBodyLimit));
+        reply.headers({ ...headers, 'x-switchyard-token-count': 'exact' }).send(await countUpstream(target, request, reply, runtime.upstreamBodyLimit, log));
         return;
       }
       reply.headers({ ...headers, 'x-switchyard-token-count': 'estimate' }).send(countTokens(request.body));
     } catch (err) {
       const error = (err instanceof UpstreamError ? err.toClientError(runtime.redact) : toGatewayError(err)).redacted(runtime.redact);
+      if (error.code === 'internal_error') log.error({ err, reqId: request.id }, 'count_tokens failed');
       const { status, body } = anthropicErrorOf(error, { requestId: request.id });
       reply.code(status).headers({ ...headers, ...error.headers }).send(body);
     }
@@ -143,9 +144,12 @@ function countTokensHandler({ getRuntime }: ServerDeps) {
 const COUNT_TOKENS = 'anthropic-count-tokens';
 
 /** Asks the provider to count: the client's body, with the target's model, as a native request. */
-async function countUpstream(target: RouteTarget, request: FastifyRequest, maxResponseBytes: number): Promise<unknown> {
+async function countUpstream(target: RouteTarget, request: FastifyRequest, reply: FastifyReply, maxResponseBytes: number, log: ServerDeps['log']): Promise<unknown> {
+  // The client leaving (the response closed before it finished) abandons the count.
   const controller = new AbortController();
-  request.raw.once('close', () => controller.abort());
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
   const body = request.body as Record<string, unknown>;
   const answer = await target.instance.send({
     provider: target.provider,
@@ -154,7 +158,7 @@ async function countUpstream(target: RouteTarget, request: FastifyRequest, maxRe
     stream: false,
     signal: controller.signal,
     requestId: request.id,
-    log: request.log as never,
+    log,
     dropUnsupportedParams: target.dropUnsupportedParams,
     timeouts: target.timeouts,
     maxResponseBytes,

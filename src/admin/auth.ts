@@ -45,3 +45,18 @@ export function authenticateAdmin(headers: IncomingHttpHeaders, config: GatewayC
   }
   return name;
 }
+
+/**
+ * The admin endpoints' common opening: a request id, no caching, and the admin key of the
+ * current generation (else 401 with `WWW-Authenticate: Bearer`).
+ */
+export function requireAdmin(request: { id: string; headers: IncomingHttpHeaders }, reply: { header(name: string, value: string): unknown }, config: GatewayConfig): void {
+  reply.header('x-request-id', request.id);
+  reply.header('cache-control', 'no-store');
+  try {
+    authenticateAdmin(request.headers, config);
+  } catch (err) {
+    reply.header('www-authenticate', 'Bearer');
+    throw err;
+  }
+}

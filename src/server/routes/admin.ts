@@ -11,7 +11,7 @@
  * answer is 503 `limits_unavailable`, never figures made up from this instance alone.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateAdmin } from '../../admin/auth.ts';
+import { requireAdmin } from '../../admin/auth.ts';
 import { parseUsageQuery, type QueryString } from '../../admin/query.ts';
 import { costsPage, keyReports, keyScopes, quotasOf, teamReports, teamScopes } from '../../admin/report.ts';
 import { GatewayError } from '../../errors.ts';
@@ -46,14 +46,8 @@ type Answer = (state: StateBackend, runtime: Runtime, query: QueryString) => Pro
 /** Checks the admin key against the current generation's `admin.keys`, then answers; the backend's outage is a 503. */
 function admin({ getRuntime, state, log }: ServerDeps, answer: Answer) {
   return async function adminEndpoint(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    reply.header('x-request-id', request.id).header('cache-control', 'no-store');
     const runtime = getRuntime();
-    try {
-      authenticateAdmin(request.headers, runtime.config);
-    } catch (err) {
-      reply.header('www-authenticate', 'Bearer');
-      throw err;
-    }
+    requireAdmin(request, reply, runtime.config);
     if (!state) throw unavailable();
     let body: unknown;
     try {

@@ -17,7 +17,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateAdmin } from '../../admin/auth.ts';
+import { requireAdmin } from '../../admin/auth.ts';
 import { RecentActivity } from '../../console/activity.ts';
 import { maskedConfigFile, validateConfigText } from '../../console/config-view.ts';
 import { consoleSourceOf, keys, overview, targets, type ConsoleSource } from '../../console/views.ts';
@@ -137,14 +137,8 @@ type Answer = (runtime: Runtime, request: FastifyRequest) => unknown;
 /** Like the admin API: the admin key of the current generation, no-store, 401 with WWW-Authenticate. */
 function admin({ getRuntime }: ServerDeps, answer: Answer) {
   return async function consoleEndpoint(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    reply.header('x-request-id', request.id).header('cache-control', 'no-store');
     const runtime = getRuntime();
-    try {
-      authenticateAdmin(request.headers, runtime.config);
-    } catch (err) {
-      reply.header('www-authenticate', 'Bearer');
-      throw err;
-    }
+    requireAdmin(request, reply, runtime.config);
     reply.send(await answer(runtime, request));
   };
 }

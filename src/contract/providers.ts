@@ -1,0 +1,147 @@
+/** The provider side of the contract: capabilities, calls, native answers, stream translators, plugins. Part of the plugin contract (a leaf: wire types and the error catalogue only). */
+import { PLUGIN_API_VERSION, type JsonSchema, type Logger } from './common.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse } from '../openai-types.ts';
+import type { GatewayError } from '../errors.ts';
+import type { Timeouts } from './policies.ts';
+
+/**
+ * What the provider can honour. The core reads it: before an attempt's request is built it
+ * refuses (400 `unsupported_parameter`) or, with `dropUnsupportedParams`, drops what is not
+ * supported; the conformance battery runs the scenarios the declaration allows.
+ */
+export interface ProviderCapabilities {
+  /** `stream: true` (default true). */
+  streaming?: boolean;
+  /** Streams end with token usage (default true; the battery checks the usage chunk). */
+  streamUsage?: boolean;
+  /** `tools` / `tool_choice` (default true). */
+  tools?: boolean;
+  /** Image content parts (default true). */
+  images?: boolean;
+  /** `response_format` json_object / json_schema (default true). */
+  responseFormat?: boolean;
+  /**
+   * `n` above 1, `logprobs`/`top_logprobs`, non-zero penalties, a non-empty `logit_bias`,
+   * non-text `modalities` (default true). When false their no-op values still pass.
+   */
+  samplingExtras?: boolean;
+  /** Parameters the provider cannot honour at any value. */
+  unsupportedParams?: readonly string[];
+  /** Serves POST /v1/embeddings through `ProviderInstance.embed` (default false). */
+  embeddings?: boolean;
+  /**
+   * Client protocols this provider speaks natively (e.g. `anthropic-messages`): a request that
+   * came in that way is handed over as the client sent it (`ProviderCall.native`), so every
+   * field survives, and its answer goes back to the client untranslated.
+   */
+  nativeProtocols?: readonly string[];
+}
+
+/** A request as the client sent it in a provider's own protocol (see `nativeProtocols`). */
+export interface NativeRequest {
+  protocol: string;
+  /** The client's body; send it with `model` set to the call's model. */
+  body: Readonly<Record<string, unknown>>;
+  /** The client's protocol headers worth passing on (e.g. anthropic-version, anthropic-beta). */
+  headers: Readonly<Record<string, string>>;
+  /** Why the translated request cannot serve this one (parts only the native protocol has). */
+  untranslatable?: readonly GatewayError[];
+}
+
+/** One attempt against one provider. */
+export interface ProviderCall {
+  /** The provider's name in gateway.yaml, for error messages. */
+  readonly provider: string;
+  /** The client's request as validated (minus dropped parameters). Read-only: a retry re-uses it. */
+  readonly request: ChatCompletionRequest;
+  /** The upstream model this attempt targets (from the alias target, never the alias). */
+  readonly model: string;
+  readonly stream: boolean;
+  /** Aborted when the client goes away or the attempt is abandoned. */
+  readonly signal: AbortSignal;
+  readonly requestId: string;
+  readonly log: Logger;
+  /** From the alias or provider config: drop parameters the provider cannot honour instead of answering 400. */
+  readonly dropUnsupportedParams: boolean;
+  /** Connect, first-byte and idle-gap limits for this attempt (HTTP providers apply them). */
+  readonly timeouts: Timeouts;
+  /** Headers the gateway adds to the upstream request (W3C trace context); HTTP providers send them. */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
+  /** Largest non-streamed answer accepted, in bytes (`server.upstreamBodyLimit`); past it the attempt fails. */
+  readonly maxResponseBytes: number;
+  /**
+   * Set when the client spoke a protocol this provider declared in `nativeProtocols`: build the
+   * upstream request from it instead of `request` (which is still its chat translation). The
+   * answer is translated as usual (usage, cost) and passed to the client untranslated.
+   */
+  readonly native?: NativeRequest;
+}
+
+/** A provider's answer before translation: its own JSON body, or its own stream of events. */
+export type NativeResponse =
+  | { kind: 'json'; body: unknown; headers: Record<string, string | string[] | undefined> }
+  | { kind: 'stream'; events: AsyncIterable<unknown>; headers: Record<string, string | string[] | undefined> };
+
+/** Turns one native stream into OpenAI chunks. A new one is made per attempt: it may keep state. */
+export interface StreamTranslator {
+  /** One native event → zero or more chunks. Throw an UpstreamError for an in-stream error event. */
+  push(event: unknown): ChatCompletionChunk | ChatCompletionChunk[] | undefined;
+  /** The upstream stream ended; return trailing chunks or throw if it ended too early. */
+  end?(): ChatCompletionChunk | ChatCompletionChunk[] | undefined;
+}
+
+/** A live provider, made once per config generation from the provider's options. */
+export interface ProviderInstance {
+  /** Performs the attempt. Non-2xx answers and transport failures throw UpstreamError. */
+  send(call: ProviderCall): Promise<NativeResponse>;
+  /** Native JSON body → OpenAI chat completion (pure). */
+  toCompletion(body: unknown, call: ProviderCall): ChatCompletion;
+  /** A fresh translator for one streamed attempt. */
+  createStreamTranslator(call: ProviderCall): StreamTranslator;
+  /**
+   * Embeddings for `call.embedding` (providers declaring `capabilities.embeddings`). Answers the
+   * OpenAI shape with float vectors; the core converts to base64 when the client asked for it.
+   * Non-2xx answers and transport failures throw UpstreamError, as `send` does.
+   */
+  embed?(call: EmbeddingCall): Promise<EmbeddingResponse>;
+  /** Release pools and timers when the config generation that made it retires. */
+  close?(): Promise<void>;
+}
+
+/** One embeddings attempt: the same call, with the embeddings request instead of a chat one. */
+export interface EmbeddingCall extends Omit<ProviderCall, 'request' | 'stream'> {
+  /** The client's request, `model` still the alias; `encoding_format` is the core's business. */
+  readonly embedding: EmbeddingRequest;
+}
+
+export interface ProviderEnv {
+  /** The provider's name in gateway.yaml (`providers.<name>`). */
+  name: string;
+  log: Logger;
+  /** Directory of gateway.yaml, for options that name files. */
+  configDir: string;
+}
+
+export interface ProviderPlugin<Options = Record<string, unknown>> {
+  apiVersion: typeof PLUGIN_API_VERSION;
+  kind: 'provider';
+  /** Stable id, e.g. `openai`; built-ins are referenced by it. */
+  id: string;
+  description?: string;
+  /** JSON Schema for `providers.<name>` minus `plugin`, checked at load with file:line:col errors. */
+  optionsSchema: JsonSchema;
+  /** Option names holding secrets: scrubbed from every message a client or log sees. */
+  secretOptions?: string[];
+  capabilities?: ProviderCapabilities;
+  create(options: Options, env: ProviderEnv): ProviderInstance | Promise<ProviderInstance>;
+}
+
+/**
+ * Declares a provider plugin (identity at run time; it types the object).
+ *
+ * @example
+ * export default defineProvider({ apiVersion: 1, kind: 'provider', id: 'acme', optionsSchema: {}, create: () => instance });
+ */
+export function defineProvider<Options>(plugin: ProviderPlugin<Options>): ProviderPlugin<Options> {
+  return plugin;
+}

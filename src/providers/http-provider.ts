@@ -16,12 +16,13 @@ import {
   type StreamTranslator,
   type NativeResponse,
 } from '../plugin-api.ts';
-import { readSse } from '../protocol/sse.ts';
+import { decodeSseJson, readErrorBody, serialise, type Headers, type SseJsonEvent } from './http-body.ts';
 import type { UpstreamFailure } from '../plugin-api.ts';
-import { UpstreamError, parseRetryAfter } from './upstream-error.ts';
 import { GatewayError } from '../errors.ts';
+import { UpstreamError, parseRetryAfter } from './upstream-error.ts';
 
-export type Headers = Record<string, string | string[] | undefined>;
+export { decodeSseJson, type Headers, type SseJsonEvent };
+
 
 /** The native HTTP request for one attempt. `path` is appended to the endpoint's base path. */
 export interface HttpRequestSpec {
@@ -47,11 +48,6 @@ export interface OutgoingRequest {
   body: string;
 }
 
-/** An event of a text/event-stream response with its JSON data parsed. */
-export interface SseJsonEvent {
-  event?: string;
-  data: unknown;
-}
 
 export interface HttpProviderSpec<Options> extends Omit<ProviderPlugin<Options>, 'apiVersion' | 'kind' | 'create'> {
   endpoint(options: Options, env: ProviderEnv): Endpoint;
@@ -94,8 +90,6 @@ export interface EmbeddingAnswerContext {
   headers: Headers;
 }
 
-/** Largest error body read from an upstream; the rest is discarded. */
-const MAX_ERROR_BODY = 64 * 1024;
 const DEFAULT_EMBEDDING_CONCURRENCY = 4;
 
 /** What one upstream request needs from its attempt (a chat or an embeddings call). */
@@ -330,70 +324,6 @@ function joinEmbeddings(parts: EmbeddingResponse[]): EmbeddingResponse {
     joined.usage.total_tokens += part.usage.total_tokens;
   }
   return joined;
-}
-
-/** The request body as JSON; client data that cannot be serialised is the client's mistake, not a 500. */
-function serialise(body: unknown): string {
-  try {
-    return JSON.stringify(body);
-  } catch (err) {
-    throw new GatewayError('invalid_request', `The request cannot be forwarded: ${(err as Error).message}.`);
-  }
-}
-
-/** Default stream decoding: SSE events with JSON data; `data: [DONE]` ends the stream. */
-export async function* decodeSseJson(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseJsonEvent> {
-  for await (const message of readSse(body)) {
-    if (message.data === '[DONE]') return;
-    let data: unknown;
-    try {
-      data = JSON.parse(message.data);
-    } catch {
-      throw new SyntaxError(`stream event is not JSON: ${message.data.slice(0, 120)}`);
-    }
-    yield { event: message.event, data };
-  }
-}
-
-/**
- * The error body in the provider's words, when they are words: a compressed body nobody asked
- * for, or bytes that are not UTF-8, are described rather than passed on as garbage.
- */
-async function readErrorBody(body: Dispatcher.ResponseData['body'], headers: Headers): Promise<unknown> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      if (size < MAX_ERROR_BODY) parts.push(chunk);
-      size += chunk.length;
-    }
-  } catch {
-    // A reset mid-error-body still leaves us the status; the message is best effort.
-  }
-  const encoding = String(headers['content-encoding'] ?? 'identity').toLowerCase();
-  if (encoding !== 'identity' && encoding !== '') return `an error body in an encoding the gateway did not ask for (content-encoding: ${encoding.slice(0, 32)})`;
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(parts).subarray(0, MAX_ERROR_BODY));
-  } catch {
-    return `an error body that is not text (${size} bytes)`;
-  }
-  text = withoutControlCharacters(text);
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-/** Control characters other than tab and newlines are not part of a message. */
-function withoutControlCharacters(text: string): string {
-  let out = '';
-  for (const ch of text) {
-    const code = ch.charCodeAt(0);
-    if (code >= 0x20 || code === 0x09 || code === 0x0a || code === 0x0d) out += code === 0x7f ? '' : ch;
-  }
-  return out;
 }
 
 function lowerKeys(headers: Record<string, string>): Record<string, string> {

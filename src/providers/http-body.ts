@@ -1,0 +1,85 @@
+/**
+ * The bytes of HTTP exchanges with providers: the request body serialised, a streamed answer
+ * decoded as SSE with JSON data, and an error body read as the provider's words (or described,
+ * when it is not words).
+ */
+import type { Dispatcher } from 'undici';
+import { GatewayError } from '../errors.ts';
+import { readSse } from '../protocol/sse.ts';
+
+/** Response headers as undici gives them. */
+export type Headers = Record<string, string | string[] | undefined>;
+
+/** An event of a text/event-stream response with its JSON data parsed. */
+export interface SseJsonEvent {
+  event?: string;
+  data: unknown;
+}
+
+/** Largest error body read from an upstream; the rest is discarded. */
+const MAX_ERROR_BODY = 64 * 1024;
+
+/** The request body as JSON; client data that cannot be serialised is the client's mistake, not a 500. */
+export function serialise(body: unknown): string {
+  try {
+    return JSON.stringify(body);
+  } catch (err) {
+    throw new GatewayError('invalid_request', `The request cannot be forwarded: ${(err as Error).message}.`);
+  }
+}
+
+/** Default stream decoding: SSE events with JSON data; `data: [DONE]` ends the stream. */
+export async function* decodeSseJson(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseJsonEvent> {
+  for await (const message of readSse(body)) {
+    if (message.data === '[DONE]') return;
+    let data: unknown;
+    try {
+      data = JSON.parse(message.data);
+    } catch {
+      throw new SyntaxError(`stream event is not JSON: ${message.data.slice(0, 120)}`);
+    }
+    yield { event: message.event, data };
+  }
+}
+
+/**
+ * The error body in the provider's words, when they are words: a compressed body nobody asked
+ * for, or bytes that are not UTF-8, are described rather than passed on as garbage.
+ */
+export async function readErrorBody(body: Dispatcher.ResponseData['body'], headers: Headers): Promise<unknown> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      if (size < MAX_ERROR_BODY) parts.push(chunk);
+      size += chunk.length;
+    }
+  } catch {
+    // A reset mid-error-body still leaves us the status; the message is best effort.
+  }
+  const encoding = String(headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding !== 'identity' && encoding !== '') return `an error body in an encoding the gateway did not ask for (content-encoding: ${encoding.slice(0, 32)})`;
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(parts).subarray(0, MAX_ERROR_BODY));
+  } catch {
+    return `an error body that is not text (${size} bytes)`;
+  }
+  text = withoutControlCharacters(text);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Control characters other than tab and newlines are not part of a message. */
+function withoutControlCharacters(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const code = ch.charCodeAt(0);
+    if (code >= 0x20 || code === 0x09 || code === 0x0a || code === 0x0d) out += code === 0x7f ? '' : ch;
+  }
+  return out;
+}
+

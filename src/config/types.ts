@@ -102,6 +102,7 @@ export interface AdminKeyConfig {
 export interface ProviderConfig {
   plugin: string;
   dropUnsupportedParams?: boolean;
+  maxConnections?: number;
   [option: string]: unknown;
 }
 

@@ -120,6 +120,8 @@ export interface ProviderEnv {
   log: Logger;
   /** Directory of gateway.yaml, for options that name files. */
   configDir: string;
+  /** Most connections to keep open to the upstream (`providers.<name>.maxConnections`). */
+  maxConnections?: number;
 }
 
 export interface ProviderPlugin<Options = Record<string, unknown>> {

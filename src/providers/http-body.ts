@@ -28,10 +28,19 @@ export function serialise(body: unknown): string {
   }
 }
 
-/** Default stream decoding: SSE events with JSON data; `data: [DONE]` ends the stream. */
+/**
+ * Default stream decoding: SSE events with JSON data; `data: [DONE]` ends the stream. The body is
+ * still read to its end after [DONE] (nothing but the close follows it): returning early would
+ * abort the response and throw an AbortError, with its stack, at the end of every stream.
+ */
 export async function* decodeSseJson(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseJsonEvent> {
+  let done = false;
   for await (const message of readSse(body)) {
-    if (message.data === '[DONE]') return;
+    if (done) continue;
+    if (message.data === '[DONE]') {
+      done = true;
+      continue;
+    }
     let data: unknown;
     try {
       data = JSON.parse(message.data);

@@ -124,6 +124,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
   readonly #origin: string;
   readonly #basePath: string;
   readonly #headers: Record<string, string>;
+  readonly #maxConnections: number;
   /** Present only when the spec has an `embeddings` part (the core may test for it). */
   readonly embed?: (call: EmbeddingCall) => Promise<EmbeddingResponse>;
 
@@ -136,6 +137,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     this.#origin = url.origin;
     this.#basePath = url.pathname.replace(/\/+$/, '');
     this.#headers = { 'content-type': 'application/json', accept: 'application/json', ...lowerKeys(endpoint.headers ?? {}) };
+    this.#maxConnections = env.maxConnections ?? 1024;
     const embeddings = spec.embeddings;
     if (embeddings) this.embed = (call) => this.#embed(embeddings, call);
   }
@@ -147,7 +149,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
   #pool(connectMs: number): Pool {
     let pool = this.#pools.get(connectMs);
     if (!pool) {
-      pool = new Pool(this.#origin, { connections: 256, keepAliveTimeout: 30_000, connect: { timeout: connectMs } });
+      pool = new Pool(this.#origin, { connections: this.#maxConnections, keepAliveTimeout: 30_000, connect: { timeout: connectMs } });
       this.#pools.set(connectMs, pool);
     }
     return pool;

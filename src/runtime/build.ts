@@ -14,8 +14,8 @@ import { compose, composeOnResponse } from '../pipeline/compose.ts';
 import { dispatcher } from '../pipeline/dispatch.ts';
 import { registerAttemptEnv, type AttemptEnv } from '../pipeline/attempt.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
-import type { KeyIdentity, ProviderPlugin, RequestContext, RuntimeView, StageInstance, StagePlugin } from '../plugin-api.ts';
-import { buildKeyIndex, sha256Hex } from './keys.ts';
+import type { ProviderPlugin, RequestContext, RuntimeView, StageInstance, StagePlugin } from '../plugin-api.ts';
+import { buildKeyIndex, keyFinder } from './keys.ts';
 import { makeRedactor } from './redact.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { parseSize } from './size.ts';
@@ -105,7 +105,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     generation,
     models,
     hasKeys: keyIndex.size > 0,
-    findKey: (token: string): KeyIdentity | undefined => keyIndex.get(sha256Hex(token)),
+    findKey: keyFinder(keyIndex),
     redact,
     upstreamBodyLimit: parseSize(config.server.upstreamBodyLimit),
   };

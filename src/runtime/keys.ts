@@ -28,3 +28,25 @@ export function buildKeyIndex(keys: readonly KeyConfig[]): Map<string, KeyIdenti
   }
   return index;
 }
+
+/** Tokens remembered at most; past it the memory starts again (only valid keys are remembered). */
+const REMEMBERED_TOKENS = 10_000;
+
+/**
+ * Looks up a presented token. A token seen before maps to its key without hashing it again (a
+ * sha256 per request is measurable on the hot path); only known keys are remembered, so unknown
+ * tokens cannot grow the memory, and a reload builds a new one.
+ */
+export function keyFinder(index: ReadonlyMap<string, KeyIdentity>): (token: string) => KeyIdentity | undefined {
+  const known = new Map<string, KeyIdentity>();
+  return function findKey(token) {
+    const cached = known.get(token);
+    if (cached) return cached;
+    const key = index.get(sha256Hex(token));
+    if (key) {
+      if (known.size >= REMEMBERED_TOKENS) known.clear();
+      known.set(token, key);
+    }
+    return key;
+  };
+}

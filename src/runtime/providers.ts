@@ -8,6 +8,9 @@ import type { ProviderConfig } from '../config/types.ts';
 import type { ConfigSource } from '../config/source.ts';
 import type { ProviderInstance, ProviderPlugin } from '../plugin-api.ts';
 
+/** Connections per provider when gateway.yaml says nothing: 1,000 slow streams at once must not queue. */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
+
 export interface ProviderHandle {
   name: string;
   plugin: ProviderPlugin;
@@ -22,7 +25,7 @@ export interface ProviderHandle {
 
 /** The plugin's own options: the provider entry minus the core's keys. */
 export function pluginOptions(p: ProviderConfig): Record<string, unknown> {
-  const { plugin: _plugin, dropUnsupportedParams: _drop, ...options } = p;
+  const { plugin: _plugin, dropUnsupportedParams: _drop, maxConnections: _connections, ...options } = p;
   return options;
 }
 
@@ -39,7 +42,7 @@ export async function createProviders(
       const plugin = plugins[i];
       const options = pluginOptions(p);
       const reason = unavailable.get(name);
-      const fingerprint = JSON.stringify([options, reason ?? null]);
+      const fingerprint = JSON.stringify([options, reason ?? null, p.maxConnections ?? null]);
       const old = previous?.get(name);
       if (old && old.plugin === plugin && old.fingerprint === fingerprint) {
         old.users++;
@@ -51,7 +54,7 @@ export async function createProviders(
         return;
       }
       try {
-        const instance = await plugin.create(options, { name, log: ctx.log.child({ provider: name }), configDir: ctx.configDir });
+        const instance = await plugin.create(options, { name, log: ctx.log.child({ provider: name }), configDir: ctx.configDir, maxConnections: p.maxConnections ?? DEFAULT_MAX_CONNECTIONS });
         handles.set(name, { name, plugin, instance, fingerprint, users: 1 });
       } catch (err) {
         ctx.source.error(['providers', name], `provider plugin "${p.plugin}" failed to start: ${ctx.redact(String((err as Error)?.message ?? err))}`);

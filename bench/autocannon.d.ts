@@ -1,5 +1,7 @@
 // The slice of autocannon's API the benchmark uses (the package ships no types).
 declare module 'autocannon' {
+  import type { EventEmitter } from 'node:events';
+
   interface Options {
     url: string;
     method?: string;
@@ -7,17 +9,18 @@ declare module 'autocannon' {
     body?: string;
     connections?: number;
     duration?: number;
-  }
-  interface Histogram {
-    average: number;
-    p50: number;
-    p99: number;
+    /** Seconds before an answer counts as timed out (default 10). */
+    timeout?: number;
+    /** Each whole response body; a falsy return counts as a mismatch. */
+    verifyBody?: (body: string) => boolean;
   }
   interface Result {
-    requests: Histogram;
-    latency: Histogram;
     errors: number;
+    timeouts: number;
+    mismatches: number;
     non2xx: number;
+    statusCodeStats: Record<string, { count: number }>;
   }
-  export default function autocannon(options: Options): Promise<Result>;
+  /** With a callback, the run's tracker: it emits `response` (client, statusCode, bytes, ms) per answer. */
+  export default function autocannon(options: Options, done: (err: Error | null, result: Result) => void): EventEmitter;
 }

@@ -1,18 +1,20 @@
 /**
  * The floor for any Node hop: a bare HTTP server that forwards each request to the upstream
- * through an undici pool and pipes the answer back, with no parsing, auth or logging.
- * Usage: bare-proxy.ts <upstream-url>. Prints its port on stdout.
+ * through an undici pool and pipes the answer back, with no parsing, auth or logging. The pool
+ * has undici's default size (no cap on connections), so the hop is never the one that queues.
+ * Usage: node bench/bare-proxy.ts <upstream-url> <port>
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
 
-const pool = new Pool(process.argv[2], { connections: 256, keepAliveTimeout: 30_000 });
+const pool = new Pool(process.argv[2], { keepAliveTimeout: 30_000 });
 
 const server = createServer(async (req, res) => {
   try {
-    const upstream = await pool.request({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: req });
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (req.headers['content-length']) headers['content-length'] = req.headers['content-length'];
+    const upstream = await pool.request({ method: 'POST', path: '/v1/chat/completions', headers, body: req });
     res.writeHead(upstream.statusCode, { 'content-type': String(upstream.headers['content-type'] ?? 'application/json') });
     await pipeline(upstream.body, res);
   } catch {
@@ -20,7 +22,5 @@ const server = createServer(async (req, res) => {
     res.end();
   }
 });
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`${(server.address() as AddressInfo).port}\n`);
-});
+server.keepAliveTimeout = 75_000;
+server.listen(Number(process.argv[3]), '127.0.0.1');

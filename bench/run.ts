@@ -1,143 +1,198 @@
 /**
- * npm run bench — the gateway against a bare undici pass-through, both in front of the same
- * fake upstream, each server in its own process, all on 127.0.0.1.
+ * npm run bench [-- --quick]: the gateway against a bare undici pass-through hop (the floor for
+ * any Node hop), both in front of the same fake upstream, all on 127.0.0.1.
  *
- * Measures: throughput and p50/p99 latency at 1, 10 and 100 connections (autocannon,
- * non-streaming), sequential single-connection latency with microsecond timing, streaming
- * time to first byte, and peak RSS of each server under load.
- * BENCH_SECONDS (default 5) sets the length of each autocannon run.
+ * The load generator (this process) and the upstream are pinned to core 0, each server under
+ * test to core 1 (taskset). Each round, the servers' runs are cut into blocks that take turns
+ * (hop, gateway, variants, then the other way round), so that all see the same machine; the main
+ * measure is the CPU time each server used per request (/proc/<pid>/stat), which a noisy machine
+ * moves far less than throughput. Servers under test: the hop, the gateway
+ * started as its README says (the bin, with its own V8 flags) with auth, validation, the log line
+ * (JSON to a file) and metrics on, and three variants: log line off, metrics off, tracing on (to
+ * an OTLP sink in the upstream). The report goes to stdout and bench/results/latest.md (a full
+ * run also to bench/results/<date>.md).
+ *
+ *   BENCH_SECONDS       length of each load run (default 8, quick 2)
+ *   BENCH_ROUNDS        rounds, each giving every server one run of every kind (default 3, quick 1)
+ *   BENCH_SEQUENTIAL    requests per single-connection run (default 2000, quick 300)
+ *   BENCH_SLOW_SECONDS  length of each 1,000-slow-streams run (default 8, quick 3)
+ *   BENCH_SOAK_SECONDS  length of the memory soak (default 60, quick 6)
+ *   BENCH_GATEWAY_ROOT  the checkout whose gateway is measured (default: this one)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
-import { Pool } from 'undici';
+import { BODIES, closedLoop, type LoadResult, saturate } from './load.ts';
+import { cpuPressureMicros, figures, type Sample, sample, soak } from './measure.ts';
+import { CLOCK_TICKS, machine, rssMb } from './procfs.ts';
+import { type BenchData, type Figures, renderReport, type Scenario, SCENARIO_TITLES } from './report.ts';
+import { cpusAllowed, GATEWAY_ROOT, type GatewayVariant, pinSelf, ROOT, type Server, startGateway, startHop, startUpstream, stop } from './servers.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const KEY = 'sk-bench-0123456789';
-const BODY = JSON.stringify({ model: 'bench', messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }], temperature: 0 });
-const STREAM_BODY = JSON.stringify({ ...JSON.parse(BODY), stream: true });
+const QUICK = process.argv.includes('--quick');
 
-interface Server {
-  name: string;
-  url: string;
-  child: ChildProcess;
+/** A positive number from the environment, within bounds, so that every loop stays bounded. */
+function setting(name: string, full: number, quick: number, max: number): number {
+  const value = Number(process.env[name] ?? (QUICK ? quick : full));
+  if (!Number.isFinite(value) || value <= 0 || value > max) throw new Error(`${name} must be a number in (0, ${max}], not ${process.env[name]}`);
+  return value;
 }
-
-/** Both servers run with the V8 flags `npm start` uses, so the comparison is like for like. */
-const NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25'];
-
+const SECONDS = setting('BENCH_SECONDS', 8, 2, 600);
+const ROUNDS = Math.round(setting('BENCH_ROUNDS', 3, 1, 20));
+const SEQUENTIAL = Math.round(setting('BENCH_SEQUENTIAL', 2000, 300, 100_000));
+const SLOW_SECONDS = setting('BENCH_SLOW_SECONDS', 8, 3, 600);
+const SOAK_SECONDS = Math.round(setting('BENCH_SOAK_SECONDS', 60, 6, 3600));
+const SLOW_STREAMS = 1000;
 /**
- * Starts a server process whose stdout goes to a file (a pipe drained by this busy process
- * would throttle the gateway's request log) and waits for its port to appear there.
+ * A run is cut into blocks of about 2 s (load runs) or a quarter of the requests (sequential
+ * runs), and the servers' blocks take turns: the machine's other work then falls on all of
+ * them alike instead of on whichever server happened to run during a burst.
  */
-async function startChild(name: string, args: string[], portPattern: RegExp, loader = ['--import', 'tsx']): Promise<Server> {
-  const logFile = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-bench-')), `${name.replace(/\W+/g, '-')}.log`);
-  const out = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...loader, ...args], { cwd: ROOT, stdio: ['ignore', out, 'inherit'], env: { ...process.env, NODE_ENV: 'production' } });
-  let exited: number | null | undefined;
-  child.on('exit', (code) => (exited = code));
-  for (let waited = 0; waited < 30_000; waited += 50) {
-    const m = portPattern.exec(readFileSync(logFile, 'utf8'));
-    if (m) return { name, url: `http://127.0.0.1:${m[1]}`, child };
-    if (exited !== undefined) break;
-    await new Promise((r) => setTimeout(r, 50));
+const LOAD_BLOCKS = Math.max(1, Math.round(SECONDS / 2));
+const SEQUENTIAL_BLOCKS = QUICK ? 1 : 4;
+
+const VARIANTS: GatewayVariant[] = [
+  { name: 'gateway, log line off', log: 'warn' },
+  { name: 'gateway, metrics off', metrics: false },
+  { name: 'gateway, tracing on', tracing: true },
+];
+
+type Load = (url: string) => Promise<LoadResult>;
+/** One block of each scenario. */
+const BLOCKS: Record<Scenario, { count: number; load: Load }> = {
+  plain: { count: LOAD_BLOCKS, load: (url) => saturate(url, { body: BODIES.plain, connections: 10, seconds: SECONDS / LOAD_BLOCKS }) },
+  stream: { count: LOAD_BLOCKS, load: (url) => saturate(url, { body: BODIES.stream, connections: 10, seconds: SECONDS / LOAD_BLOCKS }) },
+  latency: {
+    count: SEQUENTIAL_BLOCKS,
+    load: (url) => closedLoop(url, { body: BODIES.plain, connections: 1, seconds: 60, maxRequests: Math.ceil(SEQUENTIAL / SEQUENTIAL_BLOCKS) }),
+  },
+  ttfb: {
+    count: SEQUENTIAL_BLOCKS,
+    load: (url) => closedLoop(url, { body: BODIES.stream, connections: 1, seconds: 60, maxRequests: Math.ceil(SEQUENTIAL / SEQUENTIAL_BLOCKS) }),
+  },
+  slow: { count: 1, load: (url) => saturate(url, { body: BODIES.slow, connections: SLOW_STREAMS, seconds: SLOW_SECONDS }) },
+};
+
+/** JIT, connection pools and heaps warmed once per server, before any measured run. */
+async function warmUp(server: Server): Promise<void> {
+  await saturate(server.url, { body: BODIES.plain, connections: 10, seconds: 2 });
+  await saturate(server.url, { body: BODIES.stream, connections: 10, seconds: 2 });
+  await closedLoop(server.url, { body: BODIES.plain, connections: 1, seconds: 20, maxRequests: 200 });
+  await closedLoop(server.url, { body: BODIES.stream, connections: 1, seconds: 20, maxRequests: 200 });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function progress(scenario: Scenario, server: Server, round: number, f: Figures): void {
+  const errors = f.errors ? `  ${f.errors} errors ${JSON.stringify(f.errorKinds)}` : '';
+  const latency = scenario === 'ttfb' ? `TTFB p50 ${f.ttfbP50.toFixed(3)} ms` : `p50 ${f.p50.toFixed(3)} ms`;
+  console.error(
+    `[round ${round}] ${SCENARIO_TITLES[scenario]} · ${server.name}: ${f.rps.toFixed(0)}/s, ${latency}, ${f.cpuUs.toFixed(0)} CPU µs/req, peak ${f.peakRssMb.toFixed(0)} MB, core1 ${(f.serverBusy * 100).toFixed(0)} %, core0 ${(f.loadBusy * 100).toFixed(0)} %${errors}`,
+  );
+}
+
+function gitDescription(): string {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: GATEWAY_ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', 'src', 'plugins', 'bin'], { cwd: GATEWAY_ROOT, encoding: 'utf8' }).trim();
+    return dirty ? `${commit} with uncommitted changes in src/plugins/bin` : commit;
+  } catch {
+    return 'unknown commit';
   }
-  throw new Error(`${name} did not start: ${readFileSync(logFile, 'utf8')}`);
 }
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
-}
-
-async function load(target: Server, connections: number, body: string): Promise<{ rps: number; p50: number; p99: number; rss: number; errors: number }> {
-  // Warm-up (JIT, connection pools), not recorded.
-  await autocannon({ url: `${target.url}/v1/chat/completions`, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body, connections, duration: 2 });
-  let peak = rssMb(target.child.pid!);
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(target.child.pid!))), 200);
-  const result = await autocannon({
-    url: `${target.url}/v1/chat/completions`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
-    body,
-    connections,
-    duration: SECONDS,
-  });
-  clearInterval(sampler);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, rss: peak, errors: result.errors + result.non2xx };
-}
-
-/** Sequential requests on one keep-alive connection, timed in microseconds. */
-async function sequential(target: Server, body: string, count: number, untilFirstByte: boolean): Promise<{ p50: number; p99: number }> {
-  const pool = new Pool(target.url, { connections: 1 });
-  const times: number[] = [];
-  for (let i = 0; i < count + 200; i++) {
-    const started = process.hrtime.bigint();
-    const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body });
-    let first = 0n;
-    for await (const _chunk of res.body) {
-      if (!first) first = process.hrtime.bigint();
-      if (untilFirstByte) continue;
-    }
-    const ended = process.hrtime.bigint();
-    if (i >= 200) times.push(Number((untilFirstByte ? first : ended) - started) / 1e6); // first 200 are warm-up
-  }
-  await pool.close();
-  times.sort((a, b) => a - b);
-  return { p50: times[Math.floor(times.length * 0.5)], p99: times[Math.floor(times.length * 0.99)] };
-}
-
-const fmt = (n: number, digits = 2) => n.toFixed(digits).padStart(9);
 
 async function main(): Promise<void> {
-  const upstream = await startChild('upstream', ['bench/upstream.ts'], /^(\d+)$/m);
-  const bare = await startChild('bare undici hop', ['bench/bare-proxy.ts', upstream.url], /^(\d+)$/m);
+  if (availableParallelism() < 2) throw new Error('the benchmark pins the load and the server under test to two different cores: it needs at least 2');
+  pinSelf();
   const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-'));
-  const config = path.join(dir, 'gateway.yaml');
-  writeFileSync(
-    config,
-    `server: { host: 127.0.0.1, port: 0 }
-log: { level: info, format: json }
-keys: [{ name: bench, key: ${KEY} }]
-providers:
-  upstream: { plugin: openai, baseUrl: "${upstream.url}/v1" }
-models:
-  bench: { targets: [{ provider: upstream, model: mock-upstream-1 }] }
-`,
-  );
-  // The gateway logs its request lines as in production; they go to /dev/null here.
-  const gateway = await startChild('gateway', ['bin/switchyard.mjs', '--config', config], /listening on http:\/\/127\.0\.0\.1:(\d+)/, []);
+  const servers: Server[] = [];
+  const started = Date.now();
+  const pressure0 = cpuPressureMicros();
+  try {
+    const upstream = await startUpstream(dir);
+    servers.push(upstream);
+    const hop = await startHop(dir, upstream);
+    servers.push(hop);
+    const gateway = await startGateway(dir, upstream, { name: 'gateway' });
+    servers.push(gateway);
+    const variants: Server[] = [];
+    for (const v of VARIANTS) variants.push(await startGateway(dir, upstream, v));
+    servers.push(...variants);
+    await sleep(2000);
+    const idleRssMb = Object.fromEntries([hop, gateway].map((s) => [s.name, rssMb(s.pid)]));
+    const gatewayCmdline = readFileSync(`/proc/${gateway.pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+    const codeAtStart = gitDescription();
+    const pins = `load generator on CPU ${cpusAllowed(process.pid)}, upstream on ${cpusAllowed(upstream.pid)}, hop on ${cpusAllowed(hop.pid)}, gateway on ${cpusAllowed(gateway.pid)}`;
+    console.error(`Switchyard benchmark${QUICK ? ' (quick)' : ''}: ${pins}; ${ROUNDS} round(s) of ${SECONDS} s runs`);
 
-  console.log(`Switchyard benchmark — node ${process.version}, ${SECONDS}s per run, all on 127.0.0.1\n`);
-  const rows: string[] = [];
-  const ratios: Record<number, number> = {};
-  for (const connections of process.env.BENCH_SKIP_LOAD ? [] : [1, 10, 100]) {
-    const b = await load(bare, connections, BODY);
-    const g = await load(gateway, connections, BODY);
-    ratios[connections] = g.rps / b.rps;
-    for (const [name, r] of [['bare hop', b], ['gateway', g]] as const) {
-      rows.push(`${String(connections).padStart(5)} ${name.padEnd(9)} ${fmt(r.rps, 0)} req/s ${fmt(r.p50)} ms ${fmt(r.p99)} ms ${fmt(r.rss, 1)} MB ${r.errors ? `  ${r.errors} errors` : ''}`);
+    const runs = new Map<string, Figures[]>();
+    const loadPids = [process.pid, upstream.pid];
+    /** One round of a scenario: the servers' blocks take turns, in the opposite order each time (drift cancels out). */
+    const interleaved = async (scenario: Scenario, list: Server[], round: number) => {
+      const samples = new Map<Server, Sample[]>(list.map((s) => [s, []]));
+      for (let block = 0; block < BLOCKS[scenario].count; block++) {
+        for (const s of (block + round) % 2 ? list : [...list].reverse()) samples.get(s)?.push(await sample(s, loadPids, BLOCKS[scenario].load));
+      }
+      for (const s of list) {
+        const f = figures(samples.get(s) ?? []);
+        progress(scenario, s, round, f);
+        const key = `${scenario}/${s.name}`;
+        runs.set(key, [...(runs.get(key) ?? []), f]);
+      }
+    };
+    console.error('warming up every server');
+    for (const s of [hop, gateway, ...variants]) await warmUp(s);
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const scenario of ['plain', 'stream'] as const) await interleaved(scenario, [hop, gateway, ...variants], round);
+      for (const scenario of ['latency', 'ttfb'] as const) await interleaved(scenario, [hop, gateway], round);
     }
-    rows.push(`      ratio gateway/bare: ${(g.rps / b.rps).toFixed(2)}×`);
+    console.error(`memory soak: ${SOAK_SECONDS} s of mixed load on the gateway`);
+    const soakFigures = await soak(gateway, SOAK_SECONDS);
+    // The 1,000-stream runs last: what they leave in the heap is theirs (≤ 250 MB), not "RSS under load" (≤ 150 MB).
+    for (let round = 1; round <= ROUNDS; round++) await interleaved('slow', [hop, gateway], round);
+    await sleep(5000);
+    const idleAfterRssMb = rssMb(gateway.pid);
+
+    const traceExports = ((await (await fetch(`${upstream.url}/stats`)).json()) as { traceExports: number }).traceExports;
+    const metricsOn = (await fetch(`${gateway.url}/metrics`)).status;
+    const metricsOff = (await fetch(`${variants[1].url}/metrics`)).status;
+    const wall = (Date.now() - started) / 1000;
+    const date = new Date().toISOString().slice(0, 10);
+    const data: BenchData = {
+      date,
+      header: [
+        `Machine: ${machine()}; Node ${process.version}; clock ticks ${CLOCK_TICKS}/s. Code: ${codeAtStart} when the gateways started.`,
+        `Pinning (taskset): ${pins}. Load generator: autocannon (load runs), undici (single-connection runs), all on 127.0.0.1.`,
+        `Gateway: \`${gatewayCmdline.replace(process.execPath, 'node').replace(`${GATEWAY_ROOT}/`, '')}\` (the V8 flags are the bin's own). Hop: the same V8 flags.`,
+        `${ROUNDS} round(s), after a warm-up of every server. Per server and round: load runs of ${SECONDS} s in ${LOAD_BLOCKS} block(s), ${SEQUENTIAL} sequential requests in ${SEQUENTIAL_BLOCKS} block(s), the servers' blocks taking turns; 1,000-stream runs of ${SLOW_SECONDS} s; soak ${SOAK_SECONDS} s${QUICK ? ' (--quick: a smoke run, not figures to cite)' : ''}.`,
+        `Whole run ${Math.round(wall)} s; some task waited for a CPU during ${((100 * (cpuPressureMicros() - pressure0)) / (wall * 1e6)).toFixed(0)} % of it (other work on the machine).`,
+      ],
+      runs,
+      hop: hop.name,
+      gateway: gateway.name,
+      variants: variants.map((v) => v.name),
+      idleRssMb,
+      idleAfterRssMb,
+      soak: soakFigures,
+      notes: [
+        `Checks: the tracing variant's spans reached the OTLP sink in ${traceExports} exports; GET /metrics answered ${metricsOn} with metrics on, ${metricsOff} with them off; the log line's bytes per request are in the features table.`,
+        'CPU µs per request: utime + stime of the server process over the run (/proc/<pid>/stat), divided by the requests completed in it.',
+        "Peak RSS: VmHWM of /proc/<pid>/status, reset at the start of each run (clear_refs), so it is the run's own peak.",
+        `1,000 slow streams: the connections open in batches of 100, 100 ms apart (Node's listen backlog is 511), and each connection's stream still running when its ${SLOW_SECONDS} s end is cut, so even a server that keeps every stream at 1 s completes only about ${Math.round((SLOW_STREAMS * Math.floor(SLOW_SECONDS - 0.5)) / (SLOW_SECONDS + 0.9))} streams/s.`,
+        ...(gitDescription() === codeAtStart ? [] : [`The code changed during the run (now ${gitDescription()}); the gateways ran what they loaded at their start.`]),
+      ],
+    };
+    const report = renderReport(data);
+    process.stdout.write(report);
+    const results = path.join(ROOT, 'bench', 'results');
+    mkdirSync(results, { recursive: true });
+    writeFileSync(path.join(results, 'latest.md'), report);
+    if (!QUICK) writeFileSync(path.join(results, `${date}.md`), report);
+    console.error(`written to bench/results/latest.md${QUICK ? '' : ` and bench/results/${date}.md`}`);
+  } finally {
+    for (const s of servers.reverse()) await stop(s);
+    rmSync(dir, { recursive: true, force: true });
   }
-  console.log('conns server       throughput     p50 lat     p99 lat    peak RSS');
-  console.log(rows.join('\n'));
-
-  const seqBare = await sequential(bare, BODY, 2000, false);
-  const seqGw = await sequential(gateway, BODY, 2000, false);
-  const ttfbBare = await sequential(bare, STREAM_BODY, 2000, true);
-  const ttfbGw = await sequential(gateway, STREAM_BODY, 2000, true);
-  console.log(`\nsequential, 1 connection (2000 requests, µs timing)
-  non-streaming latency  bare p50 ${seqBare.p50.toFixed(3)} ms  p99 ${seqBare.p99.toFixed(3)} ms   gateway p50 ${seqGw.p50.toFixed(3)} ms  p99 ${seqGw.p99.toFixed(3)} ms   added p50 ${(seqGw.p50 - seqBare.p50).toFixed(3)} ms
-  streaming TTFB         bare p50 ${ttfbBare.p50.toFixed(3)} ms  p99 ${ttfbBare.p99.toFixed(3)} ms   gateway p50 ${ttfbGw.p50.toFixed(3)} ms  p99 ${ttfbGw.p99.toFixed(3)} ms   added p50 ${(ttfbGw.p50 - ttfbBare.p50).toFixed(3)} ms`);
-
-  const peak = rssMb(gateway.child.pid!);
-  console.log(`\ntargets: throughput ≥ 0.70× bare at 10 conns: ${ratios[10]?.toFixed(2)}× | added p50 ≤ 0.3 ms: ${(seqGw.p50 - seqBare.p50).toFixed(3)} ms | TTFB ≤ +0.5 ms: +${(ttfbGw.p50 - ttfbBare.p50).toFixed(3)} ms | RSS ≤ 150 MB: ${peak.toFixed(1)} MB now`);
-  for (const s of [gateway, bare, upstream]) s.child.kill('SIGTERM');
 }
 
 main().catch((err: unknown) => {

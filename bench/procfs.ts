@@ -1,0 +1,81 @@
+/**
+ * What Linux says about a process: CPU time and memory from /proc (proc(5)). CPU time is the
+ * benchmark's main measure because, unlike wall-clock throughput, it hardly moves when other
+ * work shares the machine.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+
+/** Clock ticks per second, the unit of utime and stime (sysconf(_SC_CLK_TCK), 100 almost everywhere). */
+export const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** utime + stime of a process (all its threads) in microseconds: fields 14 and 15 of /proc/<pid>/stat. */
+export function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may contain spaces and parentheses: count from the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+}
+
+function statusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1];
+  return Number(kb ?? 0) / 1024;
+}
+
+/** Resident set size now, in MB. */
+export const rssMb = (pid: number): number => statusMb(pid, 'VmRSS');
+
+/**
+ * Peak RSS (VmHWM) is exact, unlike sampling, but counts from the process's start; writing 5 to
+ * clear_refs (Linux ≥ 4.0) restarts it from the current RSS, so each run gets its own peak.
+ * Returns false where that is not allowed, and the caller samples instead.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Peak RSS in MB: VmHWM when it could be reset, else the highest of the samples taken every 100 ms. */
+export class PeakRss {
+  #pid: number;
+  #exact: boolean;
+  #sampled: number;
+  #timer: NodeJS.Timeout;
+
+  constructor(pid: number) {
+    this.#pid = pid;
+    this.#exact = resetPeakRss(pid);
+    this.#sampled = rssMb(pid);
+    this.#timer = setInterval(() => (this.#sampled = Math.max(this.#sampled, rssMb(pid))), 100);
+  }
+
+  stop(): number {
+    clearInterval(this.#timer);
+    const sampled = Math.max(this.#sampled, rssMb(this.#pid));
+    return this.#exact ? Math.max(sampled, statusMb(this.#pid, 'VmHWM')) : sampled;
+  }
+}
+
+/** SYNs dropped machine-wide because a listen queue was full (TcpExt ListenOverflows, /proc/net/netstat). */
+export function listenOverflows(): number {
+  const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n');
+  const at = lines.findIndex((l) => l.startsWith('TcpExt:'));
+  const names = lines[at]?.split(' ') ?? [];
+  const values = lines[at + 1]?.split(' ') ?? [];
+  return Number(values[names.indexOf('ListenOverflows')] ?? 0);
+}
+
+/** One line about the machine for the report: CPU model, cores, kernel. */
+export function machine(): string {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  const model = /model name\s*:\s*(.+)/.exec(cpuinfo)?.[1]?.trim() ?? 'unknown CPU';
+  const cores = (cpuinfo.match(/^processor\s*:/gm) ?? []).length;
+  const kernel = readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim();
+  const memGb = Number(/MemTotal:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0) / 1024 / 1024;
+  return `${model}, ${cores} cores, ${memGb.toFixed(0)} GB, Linux ${kernel}`;
+}

@@ -1,0 +1,251 @@
+/**
+ * The benchmark's report: one markdown summary table of the issue's targets (each a median over
+ * rounds, with its range, and PASS or MISS), then the figures behind it.
+ */
+import { type Spread, slope, spread } from './stats.ts';
+
+/** What one measured run of one server gave. */
+export interface Figures {
+  completed: number;
+  errors: number;
+  errorKinds: Record<string, number>;
+  rps: number;
+  /** Latency of the whole answer and time to its first body byte (single-connection runs only), ms. */
+  p50: number;
+  p99: number;
+  ttfbP50: number;
+  /** utime + stime of the server process over the run, per completed request. */
+  cpuUs: number;
+  peakRssMb: number;
+  /** Share of one core used by the server, and by the load core's two processes (generator + upstream). */
+  serverBusy: number;
+  loadBusy: number;
+  /** Share of the run's time in which some task on the machine waited for a CPU (/proc/pressure/cpu). */
+  cpuPressure: number;
+  logBytesPerRequest: number;
+  /** SYNs dropped on full listen queues during the run (machine-wide): a connection storm, not the server. */
+  listenOverflows: number;
+}
+
+export type Scenario = 'plain' | 'stream' | 'latency' | 'ttfb' | 'slow';
+export const SCENARIO_TITLES: Record<Scenario, string> = {
+  plain: 'non-streamed, 10 connections',
+  stream: 'streamed (20 events), 10 connections',
+  latency: 'non-streamed, 1 connection, sequential',
+  ttfb: 'streamed, 1 connection, sequential',
+  slow: '1,000 concurrent slow streams (50 ms between events)',
+};
+
+export interface SoakFigures {
+  seconds: number;
+  /** [seconds since start, RSS MB], one per second. */
+  samples: [number, number][];
+  completed: number;
+  errors: number;
+  errorKinds: Record<string, number>;
+  cpuUs: number;
+}
+
+export interface BenchData {
+  date: string;
+  header: string[];
+  /** Runs per `${scenario}/${server name}`, one per round, in round order. */
+  runs: Map<string, Figures[]>;
+  hop: string;
+  gateway: string;
+  variants: string[];
+  idleRssMb: Record<string, number>;
+  idleAfterRssMb: number;
+  soak: SoakFigures;
+  notes: string[];
+}
+
+const runsOf = (data: BenchData, scenario: Scenario, server: string): Figures[] => data.runs.get(`${scenario}/${server}`) ?? [];
+const field = (runs: Figures[], key: keyof Figures): Spread => spread(runs.map((r) => r[key] as number));
+
+/** Per round, gateway's figure over (or minus) the hop's run in the same round; then their spread. */
+function paired(data: BenchData, scenario: Scenario, key: keyof Figures, server: string, against: string, op: 'ratio' | 'delta'): Spread {
+  const a = runsOf(data, scenario, server);
+  const b = runsOf(data, scenario, against);
+  const values = a.slice(0, b.length).map((r, i) => (op === 'ratio' ? (r[key] as number) / (b[i][key] as number) : (r[key] as number) - (b[i][key] as number)));
+  return spread(values);
+}
+
+const num = (n: number, digits: number) => (Number.isFinite(n) ? n.toLocaleString('en-GB', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '—');
+const sign = (n: number, digits: number) => `${n >= 0 ? '+' : '−'}${num(Math.abs(n), digits)}`;
+/** "12.3 [11.9–13.0]": the median and, over several rounds, the range. */
+function show(s: Spread, digits: number, format = (n: number) => num(n, digits)): string {
+  return s.n > 1 ? `${format(s.median)} [${format(s.min)} – ${format(s.max)}]` : format(s.median);
+}
+const times = (s: Spread) => show(s, 2, (n) => `${num(n, 2)}×`);
+const plus = (s: Spread, digits: number) => show(s, digits, (n) => sign(n, digits));
+
+/** The soak's verdict: RSS flat over its second half, i.e. a least-squares slope within this bound. */
+export const SOAK_FLAT_MB_PER_MIN = 2;
+
+export function soakSummary(soak: SoakFigures): { first: number; last: number; peak: number; slopeMbPerMin: number } {
+  const rss = soak.samples.map(([, mb]) => mb);
+  const secondHalf = soak.samples.slice(Math.floor(soak.samples.length / 2));
+  return { first: rss[0], last: rss[rss.length - 1], peak: Math.max(...rss), slopeMbPerMin: slope(secondHalf) * 60 };
+}
+
+export function renderReport(data: BenchData): string {
+  const { hop, gateway } = data;
+  const g = (scenario: Scenario, key: keyof Figures) => field(runsOf(data, scenario, gateway), key);
+  const h = (scenario: Scenario, key: keyof Figures) => field(runsOf(data, scenario, hop), key);
+  const ratio = (scenario: Scenario, key: keyof Figures) => paired(data, scenario, key, gateway, hop, 'ratio');
+  const delta = (scenario: Scenario, key: keyof Figures) => paired(data, scenario, key, gateway, hop, 'delta');
+  const slowErrors = runsOf(data, 'slow', gateway).reduce((n, r) => n + r.errors, 0);
+  const underLoad = Math.max(...[...runsOf(data, 'plain', gateway), ...runsOf(data, 'stream', gateway)].map((r) => r.peakRssMb));
+  const soak = soakSummary(data.soak);
+  const verdict = (ok: boolean) => (ok ? 'PASS' : '**MISS**');
+
+  const rows: string[][] = [
+    [
+      'Non-streamed, 10 conns: CPU per request',
+      `${show(h('plain', 'cpuUs'), 0)} µs`,
+      `${show(g('plain', 'cpuUs'), 0)} µs`,
+      times(ratio('plain', 'cpuUs')),
+      '≤ 1.4×',
+      verdict(ratio('plain', 'cpuUs').median <= 1.4),
+    ],
+    [
+      'Non-streamed, 10 conns: throughput',
+      `${show(h('plain', 'rps'), 0)} req/s`,
+      `${show(g('plain', 'rps'), 0)} req/s`,
+      times(ratio('plain', 'rps')),
+      '≥ 0.7×',
+      verdict(ratio('plain', 'rps').median >= 0.7),
+    ],
+    [
+      'Streams (20 events): CPU per stream',
+      `${show(h('stream', 'cpuUs'), 0)} µs`,
+      `${show(g('stream', 'cpuUs'), 0)} µs`,
+      times(ratio('stream', 'cpuUs')),
+      '≤ 2×',
+      verdict(ratio('stream', 'cpuUs').median <= 2),
+    ],
+    [
+      'Streams: time to first byte, p50',
+      `${show(h('ttfb', 'ttfbP50'), 3)} ms`,
+      `${show(g('ttfb', 'ttfbP50'), 3)} ms`,
+      `${plus(delta('ttfb', 'ttfbP50'), 3)} ms`,
+      '≤ +0.5 ms',
+      verdict(delta('ttfb', 'ttfbP50').median <= 0.5),
+    ],
+    [
+      '1 connection: latency p50',
+      `${show(h('latency', 'p50'), 3)} ms`,
+      `${show(g('latency', 'p50'), 3)} ms`,
+      `${plus(delta('latency', 'p50'), 3)} ms`,
+      '≤ +0.2 ms',
+      verdict(delta('latency', 'p50').median <= 0.2),
+    ],
+    [
+      '1,000 slow streams: errors',
+      num(
+        runsOf(data, 'slow', hop).reduce((n, r) => n + r.errors, 0),
+        0,
+      ),
+      num(slowErrors, 0),
+      '',
+      '0',
+      verdict(slowErrors === 0),
+    ],
+    [
+      '1,000 slow streams: throughput',
+      `${show(h('slow', 'rps'), 0)} streams/s`,
+      `${show(g('slow', 'rps'), 0)} streams/s`,
+      times(ratio('slow', 'rps')),
+      '≥ 0.9×',
+      verdict(ratio('slow', 'rps').median >= 0.9),
+    ],
+    ['1,000 slow streams: stream duration p50 (ideal ≈ 1 s)', `${show(h('slow', 'p50'), 0)} ms`, `${show(g('slow', 'p50'), 0)} ms`, '', '', ''],
+    ['1,000 slow streams: peak RSS', `${show(h('slow', 'peakRssMb'), 0)} MB`, `${show(g('slow', 'peakRssMb'), 0)} MB`, '', '≤ 250 MB', verdict(g('slow', 'peakRssMb').max <= 250)],
+    [
+      'Peak RSS under load: 10 conns, non-streamed and streamed',
+      `${num(Math.max(...[...runsOf(data, 'plain', hop), ...runsOf(data, 'stream', hop)].map((r) => r.peakRssMb)), 0)} MB`,
+      `${num(underLoad, 0)} MB`,
+      '',
+      '≤ 150 MB',
+      verdict(underLoad <= 150),
+    ],
+    ['Peak RSS under load: mixed soak (with 200 slow streams)', '', `${num(soak.peak, 0)} MB`, '', '≤ 150 MB', verdict(soak.peak <= 150)],
+    [
+      `Memory soak (${num(data.soak.seconds, 0)} s mixed): RSS slope, last half`,
+      '',
+      `${sign(soak.slopeMbPerMin, 1)} MB/min`,
+      '',
+      `flat (≤ ${SOAK_FLAT_MB_PER_MIN} MB/min)`,
+      verdict(soak.slopeMbPerMin <= SOAK_FLAT_MB_PER_MIN),
+    ],
+    ['Idle RSS after start', `${num(data.idleRssMb[hop], 0)} MB`, `${num(data.idleRssMb[gateway], 0)} MB`, '', 'in the README', ''],
+  ];
+
+  const out: string[] = [`# Switchyard benchmark, ${data.date}`, '', ...data.header, ''];
+  out.push('## Summary: the gateway against the bare undici hop', '');
+  out.push('Medians over rounds, [min – max] in brackets. A ratio or difference is taken within each round (whose gateway and hop blocks took turns), then its median over rounds.', '');
+  out.push(table(['measure', 'bare undici hop', 'gateway', 'gateway vs hop', 'target', ''], rows));
+
+  out.push('', '## Features: CPU with each one on and off', '');
+  out.push(
+    "Same rounds as above (the variants' blocks took turns with the gateway's); Δ is against the gateway with everything on (log line, metrics, no tracing) in the same round, then its median.",
+    '',
+  );
+  const featureRows = [gateway, ...data.variants].map((name) => {
+    const d = (scenario: Scenario) => (name === gateway ? '' : plus(paired(data, scenario, 'cpuUs', name, gateway, 'delta'), 0));
+    const s = (scenario: Scenario, key: keyof Figures, digits: number) => show(field(runsOf(data, scenario, name), key), digits);
+    return [name, s('plain', 'cpuUs', 0), d('plain'), s('plain', 'rps', 0), s('stream', 'cpuUs', 0), d('stream'), s('plain', 'logBytesPerRequest', 0)];
+  });
+  out.push(table(['server', 'CPU µs/request', 'Δ µs', 'req/s', 'CPU µs/stream', 'Δ µs', 'log bytes/request'], featureRows));
+
+  out.push('', '## Every run', '');
+  out.push(
+    'Core 1 busy: the server under test; core 0 busy: load generator + upstream (near 100 %, the load side limited the run). CPU pressure: share of the run in which some task on the machine waited for a CPU (other work on the machine shows here). Listen overflows: SYNs dropped on a full listen queue (a client then waits 1 s to retry).',
+    '',
+  );
+  const runRows: string[][] = [];
+  for (const [key, runs] of data.runs) {
+    const [scenario, server] = key.split('/') as [Scenario, string];
+    runs.forEach((r, i) =>
+      runRows.push([
+        SCENARIO_TITLES[scenario],
+        server,
+        String(i + 1),
+        num(r.rps, 0),
+        num(r.p50, 3),
+        num(r.p99, 3),
+        scenario === 'ttfb' ? num(r.ttfbP50, 3) : '',
+        num(r.cpuUs, 0),
+        num(r.peakRssMb, 0),
+        `${num(r.serverBusy * 100, 0)} %`,
+        `${num(r.loadBusy * 100, 0)} %`,
+        `${num(r.cpuPressure * 100, 0)} %`,
+        num(r.listenOverflows, 0),
+        r.errors
+          ? `${r.errors} (${Object.entries(r.errorKinds)
+              .map(([k, n]) => `${k}: ${n}`)
+              .join(', ')})`
+          : '0',
+      ]),
+    );
+  }
+  out.push(
+    table(['run', 'server', 'round', 'req/s', 'p50 ms', 'p99 ms', 'TTFB p50 ms', 'CPU µs/req', 'peak RSS MB', 'core 1 busy', 'core 0 busy', 'CPU pressure', 'listen overflows', 'errors'], runRows),
+  );
+
+  out.push('', '## Memory soak', '');
+  const every5 = data.soak.samples.filter(([t], i) => i === 0 || t % 5 === 0).map(([t, mb]) => `${t}s ${num(mb, 0)}`);
+  out.push(
+    `The gateway under mixed load for ${num(data.soak.seconds, 0)} s (non-streamed, streamed and slow streams at once): ${num(data.soak.completed, 0)} requests, ${data.soak.errors} errors${data.soak.errors ? ` (${JSON.stringify(data.soak.errorKinds)})` : ''}, ${num(data.soak.cpuUs, 0)} CPU µs/request.`,
+    `RSS first ${num(soak.first, 0)} MB, last ${num(soak.last, 0)} MB, peak ${num(soak.peak, 0)} MB; least-squares slope over the second half ${sign(soak.slopeMbPerMin, 2)} MB/min; ${num(data.idleAfterRssMb, 0)} MB idle 5 s after all load (the 1,000-stream runs included).`,
+    '',
+    `RSS (MB) every 5 s: ${every5.join(' · ')}`,
+  );
+  if (data.notes.length) out.push('', '## Notes', '', ...data.notes.map((n) => `- ${n}`));
+  return `${out.join('\n')}\n`;
+}
+
+function table(head: string[], rows: string[][]): string {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}

@@ -1,0 +1,140 @@
+/**
+ * The processes of a benchmark run, each pinned to a core with taskset(1): the fake upstream on
+ * the load generator's core, every server under test on the other. Each writes its output to a
+ * file: a pipe drained by the busy load generator would throttle a server's request log.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** The checkout whose gateway is measured: this one, or BENCH_GATEWAY_ROOT (e.g. a worktree of the commit before a change). */
+export const GATEWAY_ROOT = path.resolve(process.env.BENCH_GATEWAY_ROOT ?? ROOT);
+/** The load generator (this process) and the upstream share one core, the server under test has the other. */
+export const LOAD_CORE = 0;
+export const SERVER_CORE = 1;
+export const KEY = 'sk-bench-0123456789';
+/** The V8 flags bin/switchyard.mjs gives the gateway; the hop gets the same, so GC tuning is not what is compared. */
+const HOP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25'];
+
+export interface Server {
+  name: string;
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  logFile: string;
+}
+
+/** How a gateway under test differs from the default (everything on). */
+export interface GatewayVariant {
+  name: string;
+  log?: 'info' | 'warn';
+  metrics?: boolean;
+  tracing?: boolean;
+}
+
+/** Pins this process (the load generator) and all its threads to the load core. */
+export function pinSelf(): void {
+  execFileSync('taskset', ['-a', '-p', '-c', String(LOAD_CORE), String(process.pid)], { stdio: 'ignore' });
+}
+
+/** The cores a process may run on, as /proc says (to show in the report that pinning took). */
+export function cpusAllowed(pid: number): string {
+  return /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '?';
+}
+
+/** The environment of the processes under test: no NODE_OPTIONS or OTEL_* of whoever runs the benchmark. */
+function childEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) if (name === 'NODE_OPTIONS' || name.startsWith('OTEL_')) delete env[name];
+  return env;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+    probe.on('error', reject);
+  });
+}
+
+function answers(port: number, readyPath: string | undefined): Promise<boolean> {
+  if (readyPath)
+    return fetch(`http://127.0.0.1:${port}${readyPath}`).then(
+      (r) => r.ok,
+      () => false,
+    );
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.connect(port, '127.0.0.1');
+  });
+}
+
+async function startPinned(dir: string, name: string, core: number, command: string[], port: number, readyPath?: string, cwd = ROOT): Promise<Server> {
+  const logFile = path.join(dir, `${name.replace(/\W+/g, '-')}.log`);
+  const out = openSync(logFile, 'a');
+  const child = spawn('taskset', ['-c', String(core), ...command], { cwd, stdio: ['ignore', out, out], env: childEnv() });
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  for (let waited = 0; waited < 30_000 && !exited; waited += 100) {
+    if (await answers(port, readyPath)) return { name, url: `http://127.0.0.1:${port}`, pid: child.pid as number, child, logFile };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${name} did not start within 30 s:\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
+}
+
+export async function startUpstream(dir: string): Promise<Server> {
+  const port = await freePort();
+  return startPinned(dir, 'upstream', LOAD_CORE, [process.execPath, 'bench/upstream.ts', String(port)], port);
+}
+
+export async function startHop(dir: string, upstream: Server): Promise<Server> {
+  const port = await freePort();
+  return startPinned(dir, 'hop', SERVER_CORE, [process.execPath, ...HOP_FLAGS, 'bench/bare-proxy.ts', upstream.url, String(port)], port);
+}
+
+/**
+ * The gateway as its README starts it: the bin (which gives itself its V8 flags) with a config,
+ * a port and --no-watch; auth, validation, the request log line (JSON, to a file) and metrics on.
+ */
+export async function startGateway(dir: string, upstream: Server, variant: GatewayVariant): Promise<Server> {
+  const port = await freePort();
+  const config = path.join(dir, `${variant.name.replace(/\W+/g, '-')}.yaml`);
+  writeFileSync(config, gatewayConfig(upstream, variant));
+  return startPinned(dir, variant.name, SERVER_CORE, [process.execPath, 'bin/switchyard.mjs', '--config', config, '--port', String(port), '--no-watch'], port, '/readyz', GATEWAY_ROOT);
+}
+
+export function gatewayConfig(upstream: Server, variant: GatewayVariant): string {
+  return `# Written by bench/servers.ts for the "${variant.name}" run.
+server: { host: 127.0.0.1, port: 8080 }
+log: { level: ${variant.log ?? 'info'}, format: json }
+keys: [{ name: bench, key: ${KEY} }]
+providers:
+  upstream: { plugin: openai, baseUrl: "${upstream.url}/v1" }
+models:
+  bench: { targets: [{ provider: upstream, model: bench }] }
+  bench-slow: { targets: [{ provider: upstream, model: bench-slow }] }
+metrics: { enabled: ${variant.metrics ?? true} }
+${variant.tracing ? `tracing: { endpoint: "${upstream.url}", protocol: http/protobuf }\n` : ''}pipeline: [auth, validate, route, retry, transform-response, log]
+`;
+}
+
+/** SIGTERM, then SIGKILL after 5 s. Only the processes this benchmark started. */
+export async function stop(server: Server): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = new Promise((r) => server.child.once('exit', r));
+  server.child.kill('SIGTERM');
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}

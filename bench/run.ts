@@ -93,8 +93,9 @@ function progress(scenario: Scenario, server: Server, round: number, f: Figures)
 
 function gitDescription(): string {
   try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: GATEWAY_ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', 'src', 'plugins', 'bin'], { cwd: GATEWAY_ROOT, encoding: 'utf8' }).trim();
+    // The last commit of the gateway's own code: a commit elsewhere (bench/, docs) changes nothing measured.
+    const commit = execFileSync('git', ['log', '-1', '--format=%h', '--', 'src', 'plugins', 'bin', 'package.json'], { cwd: GATEWAY_ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', 'src', 'plugins', 'bin', 'package.json'], { cwd: GATEWAY_ROOT, encoding: 'utf8' }).trim();
     return dirty ? `${commit} with uncommitted changes in src/plugins/bin` : commit;
   } catch {
     return 'unknown commit';

@@ -235,12 +235,14 @@ export function renderReport(data: BenchData): string {
   );
 
   out.push('', '## Memory soak', '');
-  const every5 = data.soak.samples.filter(([t], i) => i === 0 || t % 5 === 0).map(([t, mb]) => `${t}s ${num(mb, 0)}`);
+  // About 20 points whatever the soak's length, every 5 s at least.
+  const step = Math.max(5, Math.round(data.soak.seconds / 20 / 5) * 5);
+  const points = data.soak.samples.filter(([t], i) => i === 0 || t % step === 0).map(([t, mb]) => `${t}s ${num(mb, 0)}`);
   out.push(
     `The gateway under mixed load for ${num(data.soak.seconds, 0)} s (non-streamed, streamed and slow streams at once): ${num(data.soak.completed, 0)} requests, ${data.soak.errors} errors${data.soak.errors ? ` (${JSON.stringify(data.soak.errorKinds)})` : ''}, ${num(data.soak.cpuUs, 0)} CPU µs/request.`,
     `RSS first ${num(soak.first, 0)} MB, last ${num(soak.last, 0)} MB, peak ${num(soak.peak, 0)} MB; least-squares slope over the second half ${sign(soak.slopeMbPerMin, 2)} MB/min; ${num(data.idleAfterRssMb, 0)} MB idle 5 s after all load (the 1,000-stream runs included).`,
     '',
-    `RSS (MB) every 5 s: ${every5.join(' · ')}`,
+    `RSS (MB) every ${step} s: ${points.join(' · ')}`,
   );
   if (data.notes.length) out.push('', '## Notes', '', ...data.notes.map((n) => `- ${n}`));
   return `${out.join('\n')}\n`;

@@ -9,6 +9,11 @@
  * crash. A journal would grow with every request and need replay and compaction.
  * WAL with synchronous=NORMAL: a commit survives the process dying (not the machine losing
  * power), at the cost of a write() per settle, no fsync.
+ *
+ * Spend is written at once (budgets are read from it). Usage records, which only reports read,
+ * are gathered and written in one transaction every USAGE_FLUSH_MS, before any report, and at
+ * close: a request then costs no synchronous write of its own (a crash, not a restart, may lose
+ * the last fraction of a second of usage records, never spend).
  */
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { dayId, PERIODS, periodId } from './periods.ts';
@@ -38,8 +43,15 @@ CREATE TABLE IF NOT EXISTS usage (
 ) WITHOUT ROWID;
 `;
 
+/** How long usage records wait to be written together. */
+const USAGE_FLUSH_MS = 250;
+
+type UsageRecord = [day: string, key: string, team: string, model: string, input: number, cached: number, write: number, output: number, costNano: number, priced: number];
+
 export class Ledger {
   readonly #db: DatabaseSync;
+  #pendingUsage: UsageRecord[] = [];
+  #flushTimer: NodeJS.Timeout | undefined;
   readonly #spent: StatementSync;
   readonly #addSpend: StatementSync;
   readonly #addUsage: StatementSync;
@@ -76,10 +88,38 @@ export class Ledger {
   }
 
   addUsage(at: number, labels: UsageLabels, usage: TokenUsage, costNano: number | null): void {
-    this.#addUsage.run(dayId(at), labels.key, labels.team ?? '', labels.model, usage.input, usage.cachedInput, usage.cacheWrite, usage.output, costNano ?? 0, costNano === null ? 0 : 1);
+    this.#pendingUsage.push([dayId(at), labels.key, labels.team ?? '', labels.model, usage.input, usage.cachedInput, usage.cacheWrite, usage.output, costNano ?? 0, costNano === null ? 0 : 1]);
+    this.#flushTimer ??= setTimeout(this.#flushLater, USAGE_FLUSH_MS).unref();
   }
 
+  /** Writes the usage records gathered so far, in one transaction. */
+  flushUsage(): void {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    if (this.#pendingUsage.length === 0 || !this.#db.isOpen) return;
+    const records = this.#pendingUsage;
+    this.#pendingUsage = [];
+    try {
+      this.atomically(() => {
+        for (const r of records) this.#addUsage.run(...r);
+      });
+    } catch (err) {
+      // Kept for the next flush (a busy or full disk may pass).
+      this.#pendingUsage = records.concat(this.#pendingUsage);
+      throw err;
+    }
+  }
+
+  readonly #flushLater = (): void => {
+    try {
+      this.flushUsage();
+    } catch {
+      this.#flushTimer ??= setTimeout(this.#flushLater, USAGE_FLUSH_MS).unref();
+    }
+  };
+
   usageRows(fromDay: string, toDay: string): UsageRow[] {
+    this.flushUsage();
     return this.#usageRows.all(fromDay, toDay) as unknown as UsageRow[];
   }
 
@@ -97,6 +137,11 @@ export class Ledger {
   }
 
   close(): void {
-    if (this.#db.isOpen) this.#db.close();
+    if (!this.#db.isOpen) return;
+    try {
+      this.flushUsage();
+    } finally {
+      this.#db.close();
+    }
   }
 }

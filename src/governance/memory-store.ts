@@ -74,15 +74,11 @@ export class MemoryStore implements ScopeStore {
     if (final && reserved && !this.#open.has(id)) return;
     const states = settlement.scopes.map((name) => this.#scopes.get(name));
     // The file first: if it fails, nothing changed and the settlement can be replayed whole.
-    durably(() =>
-      this.#ledger.atomically(() => {
-        settlement.scopes.forEach((name, i) => {
-          // A reserved lease that is gone expired and was charged its worst case already.
-          if (costNano !== null && (!reserved || states[i]?.holds(id))) this.#ledger.addSpend(name, settlement.at, costNano);
-        });
-        if (final && settlement.labels) this.#ledger.addUsage(settlement.at, settlement.labels, settlement.usage, costNano);
-      }),
-    );
+    // A reserved lease that is gone expired and was charged its worst case already.
+    const charged = costNano === null || costNano === 0 ? [] : settlement.scopes.filter((_, i) => !reserved || states[i]?.holds(id));
+    if (charged.length) durably(() => this.#ledger.atomically(() => charged.forEach((name) => this.#ledger.addSpend(name, settlement.at, costNano!))));
+    // Usage records are gathered and written together (they feed reports, not budgets).
+    if (final && settlement.labels) this.#ledger.addUsage(settlement.at, settlement.labels, settlement.usage, costNano);
     if (final) this.#open.delete(id);
     for (const state of states) {
       state?.endLease(id);

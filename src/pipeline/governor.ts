@@ -37,7 +37,8 @@ interface Hold {
   lease: Lease;
   /** The target whose scope the lease holds now (none after a skip). */
   target: RouteTarget | undefined;
-  estimate: TokenEstimate;
+  /** The reservation's estimate (none when nothing was counted). */
+  estimate: TokenEstimate | undefined;
 }
 
 interface KeyScopes {
@@ -78,10 +79,11 @@ export class Governor {
     const keyScopes = ctx.key ? (this.#keys.get(ctx.key.name)?.scopes ?? []) : [];
     const targetScope = this.#targets.get(target);
     const scopes = targetScope ? [...keyScopes, targetScope] : keyScopes;
-    const estimate = held?.estimate ?? tokenEstimate(ctx.body);
+    // Nothing to count against (a key without limits): no estimate to make, only usage to record.
+    const estimate = scopes.length === 0 ? undefined : (held?.estimate ?? tokenEstimate(ctx.body));
     const previous = held?.target && this.#targets.get(held.target);
     if (previous) await this.#backend.release(held!.lease, [previous.name]);
-    const result = await this.#backend.admit({ id: held?.lease.id, scopes, tokens: estimate.total, costUsd: reservationCost(target.price, estimate) });
+    const result = await this.#backend.admit({ id: held?.lease.id, scopes, tokens: estimate?.total ?? 0, costUsd: estimate ? reservationCost(target.price, estimate) : 0 });
     if (result.status === 'admitted') {
       this.#holds.set(ctx, { lease: result.lease, target, estimate });
       Object.assign(ctx.responseHeaders, rateLimitHeaders(result.quota));
@@ -117,7 +119,7 @@ export class Governor {
     let usage = ctx.usage ? tokenUsageOf(ctx.usage) : undefined;
     const reached = ctx.attempts.some((a) => a.outcome !== 'skipped');
     if (!usage && reached && ctx.delivered) {
-      usage = { input: hold.estimate.prompt, cachedInput: 0, cacheWrite: 0, output: Math.ceil(ctx.delivered.chars / CHARS_PER_TOKEN) };
+      usage = { input: (hold.estimate ?? tokenEstimate(ctx.body)).prompt, cachedInput: 0, cacheWrite: 0, output: Math.ceil(ctx.delivered.chars / CHARS_PER_TOKEN) };
       ctx.costUsd = costOf(ctx.attempt?.target.price, usage);
     }
     if (!usage) {

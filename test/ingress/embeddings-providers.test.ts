@@ -6,13 +6,11 @@
  * providers' documentation; see the README there). Checked: the vectors are the fixture's (as
  * float32 after base64), usage, the cost header where a price is known, and what went upstream.
  */
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { Hash } from '@smithy/hash-node';
-import { DEV_KEY, fakeUpstream, loadFixture, logLineFor, replay, useTestGateway, type FakeUpstream, type RecordedRequest, type ScriptedResponse } from 'switchyard-gateway/kit/testing';
+import { DEV_KEY, fakeUpstream, loadFixture, logLineFor, replay, useTestGateway, type FakeUpstream, type ScriptedResponse } from 'switchyard-gateway/kit/testing';
 import { vectorOf } from '../../plugins/mock/embeddings.ts';
 import { fixturesOf } from '../helpers/repo.ts';
+import { signedByAws } from '../helpers/sigv4.ts';
 
 const f = (provider: 'openai' | 'azure' | 'gemini' | 'bedrock', name: string) => loadFixture(fixturesOf(provider), name);
 
@@ -20,23 +18,6 @@ const AWS = { accessKeyId: 'AKIDEMBEDINGRESS01', secretAccessKey: 'embed-ingress
 const TITAN = 'amazon.titan-embed-text-v2:0';
 const COHERE = 'cohere.embed-english-v3';
 
-/** True when the request carries a valid SigV4 signature: re-signed with the AWS SDK's signer at the date it carries. */
-async function signedByAws(req: RecordedRequest): Promise<boolean> {
-  const auth = String(req.headers.authorization ?? '');
-  const signed = /SignedHeaders=([^,]+)/.exec(auth)?.[1].split(';');
-  const date = String(req.headers['x-amz-date'] ?? '');
-  if (!signed || !/^\d{8}T\d{6}Z$/.test(date)) return false;
-  const headers: Record<string, string> = {};
-  for (const name of signed) if (!['x-amz-date', 'x-amz-content-sha256'].includes(name)) headers[name] = String(req.headers[name]);
-  const url = new URL(req.url, `http://${req.headers.host}`);
-  const signingDate = new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}Z`);
-  const signer = new SignatureV4({ service: 'bedrock', region: 'us-east-1', credentials: AWS, sha256: Hash.bind(null, 'sha256') });
-  const resigned = await signer.sign(
-    { method: req.method, protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {}, headers, body: req.raw } as Parameters<SignatureV4['presign']>[0],
-    { signingDate },
-  );
-  return auth === resigned.headers.authorization && req.headers['x-amz-content-sha256'] === createHash('sha256').update(req.raw).digest('hex');
-}
 
 const BAD_SIGNATURE: ScriptedResponse = {
   status: 403,
@@ -49,7 +30,7 @@ const azure = fakeUpstream(() => replay(f('azure', 'embeddings-basic')));
 const gemini = fakeUpstream(() => replay(f('gemini', 'embeddings-batch')));
 /** Bedrock answers signed InvokeModel calls, Titan or Cohere by the model in the path. */
 const bedrock = fakeUpstream(async (req) => {
-  if (!(await signedByAws(req))) return BAD_SIGNATURE;
+  if (!(await signedByAws(req, AWS))) return BAD_SIGNATURE;
   return replay(f('bedrock', req.url.includes('titan') ? 'embeddings-titan-v2' : 'embeddings-cohere-v3'));
 });
 

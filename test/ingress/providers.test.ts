@@ -8,12 +8,9 @@
  * native answer → chat → client protocol hold for every pair, and every Responses object and
  * event validates against OpenAI's schema.
  */
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { Hash } from '@smithy/hash-node';
 import {
   DEV_KEY,
   expectValid,
@@ -28,35 +25,19 @@ import {
   type ScriptedResponse,
 } from 'switchyard-gateway/kit/testing';
 import { fixturesOf } from '../helpers/repo.ts';
+import { signedByAws } from '../helpers/sigv4.ts';
 
 type Provider = 'openai' | 'anthropic' | 'gemini' | 'bedrock';
 const fixture = (provider: Provider, name: string) => loadFixture(fixturesOf(provider), name);
 
 const AWS = { accessKeyId: 'AKIDINGRESSTEST0001', secretAccessKey: 'ingress-test-secret-0123456789' };
 
-/** True when the request carries a valid SigV4 signature: re-signed with the AWS SDK's signer at the date it carries. */
-async function signedByAws(req: RecordedRequest): Promise<boolean> {
-  const auth = String(req.headers.authorization ?? '');
-  const signed = /SignedHeaders=([^,]+)/.exec(auth)?.[1].split(';');
-  const date = String(req.headers['x-amz-date'] ?? '');
-  if (!signed || !/^\d{8}T\d{6}Z$/.test(date)) return false;
-  const headers: Record<string, string> = {};
-  for (const name of signed) if (!['x-amz-date', 'x-amz-content-sha256'].includes(name)) headers[name] = String(req.headers[name]);
-  const url = new URL(req.url, `http://${req.headers.host}`);
-  const signingDate = new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}Z`);
-  const signer = new SignatureV4({ service: 'bedrock', region: 'us-east-1', credentials: AWS, sha256: Hash.bind(null, 'sha256') });
-  const resigned = await signer.sign(
-    { method: req.method, protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {}, headers, body: req.raw } as Parameters<SignatureV4['presign']>[0],
-    { signingDate },
-  );
-  return auth === resigned.headers.authorization && req.headers['x-amz-content-sha256'] === createHash('sha256').update(req.raw).digest('hex');
-}
 
 /** Bedrock's fake answers only signed requests; anything else gets the 403 AWS sends for a bad signature. */
 const bedrockSigned =
   (respond: () => ScriptedResponse): Handler =>
   async (req) =>
-    (await signedByAws(req))
+    (await signedByAws(req, AWS))
       ? respond()
       : {
           status: 403,

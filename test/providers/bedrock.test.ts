@@ -1,13 +1,11 @@
 /** The bedrock provider end to end: signed native requests, recorded answers and event streams, errors. */
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { Hash } from '@smithy/hash-node';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
 import { chatRequests, expectValid, failureOf, fakeUpstream, loadFixture, logLineFor, readFixtureFile, readSseEvents, replay, streamAnswer, useTestGateway, type RecordedRequest, type ScriptedResponse } from 'switchyard-gateway/kit/testing';
 import { configYaml, fixturesOf } from '../helpers/repo.ts';
+import { expectedSignature, type AwsCredentials } from '../helpers/sigv4.ts';
 
 const f = (name: string) => loadFixture(fixturesOf('bedrock'), name);
 const AKID = 'AKIDBEDROCKTEST0001';
@@ -58,18 +56,10 @@ const eventStream = (chunks: Buffer[], extra: Partial<ScriptedResponse> = {}) =>
 // ------------------------------------------------------------------ signature check
 
 /** Re-signs what arrived with the AWS SDK's signer, the same credentials and the date it carries. */
-async function expectSignedBy(req: RecordedRequest, credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }, region: string): Promise<void> {
-  const auth = String(req.headers.authorization);
-  const signedHeaders = /SignedHeaders=([^,]+)/.exec(auth)![1].split(';');
-  const headers: Record<string, string> = {};
-  for (const name of signedHeaders) if (!['x-amz-date', 'x-amz-security-token', 'x-amz-content-sha256'].includes(name)) headers[name] = String(req.headers[name]);
-  const url = new URL(req.url, `http://${req.headers.host}`);
-  const date = String(req.headers['x-amz-date']);
-  const signingDate = new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}Z`);
-  const signer = new SignatureV4({ service: 'bedrock', region, credentials, sha256: Hash.bind(null, 'sha256') });
-  const resigned = await signer.sign({ method: req.method, protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {}, headers, body: req.raw } as Parameters<SignatureV4['presign']>[0], { signingDate });
-  expect(req.headers.authorization).toBe(resigned.headers.authorization);
-  expect(req.headers['x-amz-content-sha256']).toBe(createHash('sha256').update(req.raw).digest('hex'));
+async function expectSignedBy(req: RecordedRequest, credentials: AwsCredentials, region: string): Promise<void> {
+  const expected = await expectedSignature(req, credentials, region);
+  expect(req.headers.authorization).toBe(expected?.authorization);
+  expect(req.headers['x-amz-content-sha256']).toBe(expected?.contentSha256);
 }
 
 describe('signed requests', () => {

@@ -5,11 +5,8 @@
  * exact body, the mapped answer, and that upstream errors become UpstreamErrors with the right
  * status. The /v1/embeddings route is tested where it is wired.
  */
-import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { Hash } from '@smithy/hash-node';
 import type { EmbeddingCall, EmbeddingRequest, ProviderInstance, ProviderPlugin } from 'switchyard-gateway';
 import { UpstreamError } from 'switchyard-gateway/kit';
 import { loadFixture, replay, startFakeUpstream, type FakeUpstream, type RecordedRequest } from 'switchyard-gateway/kit/testing';
@@ -19,6 +16,7 @@ import gemini from '../../plugins/gemini/index.ts';
 import bedrock from '../../plugins/bedrock/index.ts';
 import anthropic from '../../plugins/anthropic/index.ts';
 import { fixturesOf } from '../helpers/repo.ts';
+import { expectedSignature } from '../helpers/sigv4.ts';
 
 const log = pino({ level: 'silent' });
 const TRACE = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
@@ -220,19 +218,9 @@ describe('bedrock', () => {
   async function expectSigned(req: RecordedRequest): Promise<void> {
     const auth = String(req.headers.authorization);
     expect(auth).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/\\d{8}/us-east-1/bedrock/aws4_request, SignedHeaders=`));
-    const signed = /SignedHeaders=([^,]+)/.exec(auth)![1].split(';');
-    const headers: Record<string, string> = {};
-    for (const name of signed) if (!['x-amz-date', 'x-amz-content-sha256'].includes(name)) headers[name] = String(req.headers[name]);
-    const url = new URL(req.url, `http://${req.headers.host}`);
-    const d = String(req.headers['x-amz-date']);
-    const signingDate = new Date(`${d.slice(0, 4)}-${d.slice(4, 6)}-${d.slice(6, 8)}T${d.slice(9, 11)}:${d.slice(11, 13)}:${d.slice(13, 15)}Z`);
-    const signer = new SignatureV4({ service: 'bedrock', region: 'us-east-1', credentials, sha256: Hash.bind(null, 'sha256') });
-    const resigned = await signer.sign(
-      { method: req.method, protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {}, headers, body: req.raw } as Parameters<SignatureV4['presign']>[0],
-      { signingDate },
-    );
-    expect(req.headers.authorization).toBe(resigned.headers.authorization);
-    expect(req.headers['x-amz-content-sha256']).toBe(createHash('sha256').update(req.raw).digest('hex'));
+    const expected = await expectedSignature(req, credentials);
+    expect(req.headers.authorization).toBe(expected?.authorization);
+    expect(req.headers['x-amz-content-sha256']).toBe(expected?.contentSha256);
   }
 
   it('Titan V2: POST /model/{id}/invoke, SigV4-signed, the documented body; the vector and its token count', async () => {

@@ -127,7 +127,8 @@ describe('console in a browser', () => {
 
   it('reports a broken config edit with its file:line:column, in the validate box and after a reload', async () => {
     await page.click('#tab-config');
-    await page.locator('#config-text').waitFor();
+    // The view fetches the file after it opens: wait for its text, not only for the element.
+    await page.waitForFunction('(document.querySelector("#config-text")?.textContent ?? "").length > 0');
     expect(await text('#config-text')).toContain('apiKey: "********"');
     expect(await text('#reload')).toContain('No reload since start');
     const broken = consoleConfig().replace('retry: { attempts: 1 }', 'retry: { atempts: 1 }');

@@ -6,16 +6,19 @@
  *                                                             a running gateway's usage, spend and quotas (admin API)
  * (`--version` is answered by bin/switchyard.mjs, which knows where package.json is.)
  */
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Gateway } from './gateway.ts';
 import { ConfigError, formatIssue } from './config/issues.ts';
 import { parseConfigFile } from './config/load.ts';
-import type { KeyConfig } from './config/types.ts';
 import { buildRuntime } from './runtime/build.ts';
-import { sha256Hex } from './runtime/keys.ts';
 import { createLogger } from './logger.ts';
+import { startupBanner } from './startup-banner.ts';
+import { ClusterWorker } from './cluster/worker.ts';
+import { runPrimary } from './cluster/primary.ts';
+import { workerCount } from './cluster/workers.ts';
 import path from 'node:path';
 import { scaffoldPlugin } from './scaffold/new-plugin.ts';
 import { usageReport, UsageCommandError, type UsageGrouping } from './admin/usage-table.ts';
@@ -36,12 +39,6 @@ const USAGE = `Usage:
                                                       $SWITCHYARD_ADMIN_KEY, one of admin.keys)
   switchyard --version                                print the version
   switchyard --help                                   print this text`;
-
-/**
- * The key of the example gateway.yaml (`${SWITCHYARD_DEV_KEY:-sk-switchyard-dev}`). It is public,
- * so the startup hint can show it and be pasted as is; any other key stays a placeholder.
- */
-const EXAMPLE_DEV_KEY = 'sk-switchyard-dev';
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -141,20 +138,17 @@ async function serve(file: string, port: string | undefined, host: string | unde
     process.stderr.write(`--port must be a whole number from 0 to 65535 (got "${port}")\n`);
     return 2;
   }
+  if (cluster.isWorker) return serveAsWorker(file, portNumber, host);
+  const workers = await clusterSettings(file);
+  if (workers) return (await runPrimary({ ...workers, watch })) ? -1 : 1;
   let gateway: Gateway;
   try {
     gateway = await Gateway.start({ config: file, port: portNumber, host, watch });
   } catch (err) {
     return reportFailure(err, file);
   }
-  const runtime = gateway.runtime;
-  const models = [...runtime.models.values()].map((m) => `${m.name} → ${m.targets.map((t) => `${t.provider}/${t.model}${t.unavailable ? ' (unavailable)' : ''}`).join(', ')}`);
-  const base = `${gateway.url}/v1`;
-  const demo = [...runtime.models.keys()][0];
-  gateway.log.info(
-    { url: base, models: [...runtime.models.keys()], config: runtime.file },
-    `Switchyard listening on ${base}\n  models:\n    ${models.join('\n    ')}\n  try:\n    curl ${base}/chat/completions -H "Authorization: Bearer ${exampleKey(runtime.config.keys, runtime.file)}" -H "Content-Type: application/json" -d '{"model":"${demo}","messages":[{"role":"user","content":"Hello"}]}'`,
-  );
+  const banner = startupBanner(gateway);
+  gateway.log.info(banner.fields, `${banner.headline}${banner.details}`);
   const stop = (signal: string) => {
     gateway.log.info({ signal }, 'shutting down: finishing in-flight requests');
     const exit = (code: number) => gateway.log.flush(() => process.exit(code));
@@ -169,10 +163,28 @@ async function serve(file: string, port: string | undefined, host: string | unde
   return -1; // keep running
 }
 
-/** The key to show in the startup hint: the example's public dev key when configured, else a placeholder. */
-function exampleKey(keys: readonly KeyConfig[], file: string): string {
-  const digest = `sha256:${sha256Hex(EXAMPLE_DEV_KEY)}`;
-  return keys.some((k) => k.key === EXAMPLE_DEV_KEY || k.keyHash === digest) ? EXAMPLE_DEV_KEY : `<a key from ${file}>`;
+/**
+ * With `server.workers` above 1, what the cluster primary needs from the file; undefined to serve
+ * from this process alone (also when the file has errors: the lone start reports them as usual).
+ */
+async function clusterSettings(file: string) {
+  const parsed = await parseConfigFile(file).catch(() => undefined);
+  if (!parsed?.config || parsed.source.hasErrors) return undefined;
+  const workers = workerCount(parsed.config.server.workers);
+  if (workers <= 1) return undefined;
+  return { workers, config: parsed.config, configDir: parsed.configDir, log: createLogger(parsed.config.log) };
+}
+
+/** A cluster worker: the primary watches the files and relays signals (src/cluster). */
+async function serveAsWorker(file: string, port: number | undefined, host: string | undefined): Promise<number> {
+  const worker = new ClusterWorker();
+  try {
+    worker.started(await Gateway.start({ config: file, port, host, ...(await worker.gatewayOptions(file)) }));
+  } catch (err) {
+    // The IPC channel would keep this process alive: exit now, the primary reports it.
+    process.exit(reportFailure(err, file));
+  }
+  return -1;
 }
 
 function reportFailure(err: unknown, file: string): number {

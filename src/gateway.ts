@@ -46,6 +46,10 @@ export interface GatewayOptions {
   watchDebounceMs?: number;
   /** Instruments that see every request (metrics, traces). */
   observers?: GatewayObserver[];
+  /** Opens the limits/budgets/spend backend from `state:` (default openState; a cluster worker reaches its primary's). */
+  openState?: OpenState;
+  /** Extra fields for /readyz (a cluster worker says which one it is). */
+  readiness?: () => Record<string, unknown>;
 }
 
 export interface ReloadOutcome {
@@ -103,7 +107,7 @@ export class Gateway {
       bodyLimit: runtime.bodyLimit,
       headersTimeoutMs: runtime.config.server.headersTimeoutMs,
       requestTimeoutMs: runtime.config.server.requestTimeoutMs,
-      readiness: () => (this.lastReload ? { lastReload: this.lastReload } : {}),
+      readiness: () => ({ ...options.readiness?.(), ...(this.lastReload ? { lastReload: this.lastReload } : {}) }),
     });
     const fresh = this.#fresh;
     this.app.server.on('connection', (socket: Socket) => {
@@ -128,7 +132,7 @@ export class Gateway {
     const observer = combineObservers([...instruments.observers, activity, ...(options.observers ?? [])], (err) => log.warn({ err }, 'an observer failed'));
     linkConsole(observer, { activity, env: options.env ?? process.env, now: () => (options.clock ?? systemClock).now() });
     // Live counters outlive config generations: opened once, from the first config's `state:`.
-    const state = parsed.config ? await openState(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
+    const state = parsed.config ? await (options.openState ?? openState)(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
     let runtime: Runtime;
     try {
       runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer, state });
@@ -256,8 +260,10 @@ export class Gateway {
   }
 }
 
+export type OpenState = (config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined) => Promise<StateBackend>;
+
 /** The configured state backend; a memory store keeps spend and usage in a file beside gateway.yaml. */
-function openState(config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined): Promise<StateBackend> {
+export function openState(config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined): Promise<StateBackend> {
   const file = config.backend === 'memory' ? path.resolve(configDir, config.file) : undefined;
   return openStateBackend({ backend: config.backend, redis: config.redis, file }, { log, now: clock ? () => clock.now() : undefined });
 }

@@ -117,6 +117,8 @@ export interface GatewayConfig {
     headersTimeoutMs: number;
     requestTimeoutMs: number;
     shutdownGraceMs: number;
+    /** Processes serving the port: 1 is this process alone; `auto` is one per available CPU (src/cluster). */
+    workers: number | 'auto';
   };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; format: 'auto' | 'json' | 'pretty' };
   keys: KeyConfig[];

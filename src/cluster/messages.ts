@@ -1,0 +1,36 @@
+/**
+ * What the cluster primary and its workers tell each other over the IPC channel, besides the
+ * state backend's calls (governance/ipc-protocol.ts). JSON, so plain data only; `sy` tells them
+ * apart from the cluster's own traffic and anything a plugin might send.
+ */
+import type { StartupBanner } from '../startup-banner.ts';
+
+/** What the primary watches for the workers: the config file, plugin files and plugin folders. */
+export interface WatchList {
+  files: string[];
+  folders: string[];
+}
+
+export type ToWorker =
+  /** Reload from the file now (it changed, SIGHUP); answered with `reloaded`. */
+  | { sy: 'reload'; trigger: string }
+  /** Finish in-flight requests within shutdownGraceMs, then exit. */
+  | { sy: 'shutdown' };
+
+export type ToPrimary =
+  /** Listening. The banner is logged once, by the primary, when every worker is ready. */
+  | { sy: 'ready'; banner: StartupBanner; watch: WatchList }
+  /** A reload's outcome; after an accepted one, what to watch may have changed (a plugin added). */
+  | { sy: 'reloaded'; ok: boolean; generation: number; watch: WatchList };
+
+const syOf = (m: unknown): unknown => (typeof m === 'object' && m !== null ? (m as { sy?: unknown }).sy : undefined);
+
+export function isToWorker(m: unknown): m is ToWorker {
+  const sy = syOf(m);
+  return sy === 'reload' || sy === 'shutdown';
+}
+
+export function isToPrimary(m: unknown): m is ToPrimary {
+  const sy = syOf(m);
+  return sy === 'ready' || sy === 'reloaded';
+}

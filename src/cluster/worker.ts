@@ -1,0 +1,103 @@
+/**
+ * One cluster worker (`server.workers` > 1): a whole Gateway on the port the workers share,
+ * minus what the primary does once for all of them: it watches the files and says when to
+ * reload, and with `state.backend: memory` it holds the limits and spend (reached over IPC; with
+ * Redis the worker connects itself). The worker exits when the primary asks, on SIGTERM/SIGINT
+ * (a signal to the process group reaches it too), or when the primary is gone.
+ */
+import cluster from 'node:cluster';
+import type { Gateway, GatewayOptions } from '../gateway.ts';
+import { openState } from '../gateway.ts';
+import { parseConfigFile } from '../config/load.ts';
+import { createEngine } from '../governance/index.ts';
+import { IpcStore, type IpcChannel } from '../governance/ipc-store.ts';
+import { createLogger } from '../logger.ts';
+import { startupBanner } from '../startup-banner.ts';
+import { isToWorker, type ToPrimary, type WatchList } from './messages.ts';
+
+/** Sends to the primary; a closed channel is reported by 'disconnect', not by a throw here. */
+function toPrimary(message: unknown): void {
+  if (process.connected) process.send?.(message, undefined, {}, () => undefined);
+}
+
+const primaryChannel: IpcChannel = {
+  isOpen: () => process.connected,
+  send: toPrimary,
+  onMessage: (listener) => void process.on('message', listener),
+  onClose: (listener) => void process.on('disconnect', listener),
+};
+
+const watchListOf = (gateway: Gateway): WatchList => ({ files: [...gateway.runtime.files], folders: [...gateway.runtime.pluginFolders] });
+
+export class ClusterWorker {
+  readonly id = cluster.worker?.id ?? 0;
+  #gateway: Gateway | undefined;
+  /** Asked for before the gateway was up: done as soon as it is. */
+  #reloadWhenStarted: string | undefined;
+  #stopWhenStarted: string | undefined;
+  #stopping = false;
+
+  /** Listens at once: a reload or shutdown may be asked for while the gateway is still starting. */
+  constructor() {
+    process.on('message', (message) => {
+      if (!isToWorker(message)) return;
+      if (message.sy === 'reload') this.#reload(message.trigger);
+      else this.#stop('asked by the cluster primary');
+    });
+    process.on('disconnect', () => this.#stop('the cluster primary is gone'));
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => this.#stop(signal));
+    // The primary relays SIGHUP as a reload to every worker; a second one from here would double it.
+    process.on('SIGHUP', () => undefined);
+  }
+
+  /** How this worker's Gateway differs from a lone process's. */
+  async gatewayOptions(file: string): Promise<Partial<GatewayOptions>> {
+    const parsed = await parseConfigFile(file).catch(() => undefined);
+    return {
+      watch: false,
+      // Every log line says which worker wrote it (bound once, not per line).
+      logger: parsed?.config ? createLogger(parsed.config.log).child({ worker: this.id }) : undefined,
+      readiness: () => ({ worker: { id: this.id, pid: process.pid } }),
+      openState: async (config, configDir, log, clock) => {
+        if (config.backend !== 'memory') return openState(config, configDir, log, clock);
+        return createEngine(new IpcStore({ channel: primaryChannel, log }), { log, now: clock ? () => clock.now() : undefined });
+      },
+    };
+  }
+
+  started(gateway: Gateway): void {
+    this.#gateway = gateway;
+    this.#send({ sy: 'ready', banner: startupBanner(gateway), watch: watchListOf(gateway) });
+    if (this.#stopWhenStarted) this.#stop(this.#stopWhenStarted);
+    else if (this.#reloadWhenStarted) this.#reload(this.#reloadWhenStarted);
+  }
+
+  #send(message: ToPrimary): void {
+    toPrimary(message);
+  }
+
+  #reload(trigger: string): void {
+    const gateway = this.#gateway;
+    if (!gateway) {
+      this.#reloadWhenStarted = trigger;
+      return;
+    }
+    void gateway.reload(trigger).then((outcome) => this.#send({ sy: 'reloaded', ok: outcome.ok, generation: outcome.generation, watch: watchListOf(gateway) }));
+  }
+
+  #stop(reason: string): void {
+    const gateway = this.#gateway;
+    if (!gateway) {
+      this.#stopWhenStarted = reason;
+      return;
+    }
+    if (this.#stopping) return;
+    this.#stopping = true;
+    gateway.log.info({ reason }, 'shutting down: finishing in-flight requests');
+    const exit = (code: number) => gateway.log.flush(() => process.exit(code));
+    gateway.close().then(
+      () => exit(0),
+      () => exit(1),
+    );
+  }
+}

@@ -85,7 +85,7 @@ export class Attempt implements AttemptView {
     this.number = ctx.attempts.length + 1;
     // One controller per attempt, aborted by its timer or by the client leaving (cheaper than
     // AbortSignal.any, which keeps weak references alive per dependent signal).
-    this.#timer = setTimeout(this.#onTimeout, timeouts.totalMs);
+    this.#timer = setTimeout(Attempt.#onTimeout, timeouts.totalMs, this);
     ctx.signal.addEventListener('abort', this.#onClientGone, { once: true });
     target.state.inFlight++;
     ctx.attempt = this;
@@ -183,7 +183,7 @@ export class Attempt implements AttemptView {
       if (body.usage) priceUsage(this.#ctx, this.target, body.usage);
       this.#ctx.upstreamModel = body.model;
     } else {
-      this.response = { kind: 'stream', chunks: this.#translateStream(this.#guard(native.events, call), call) };
+      this.response = { kind: 'stream', chunks: this.#translateStream(native.events, call) };
     }
   }
 
@@ -191,39 +191,6 @@ export class Attempt implements AttemptView {
   interrupt(reason: GatewayError): void {
     this.#interruption ??= reason;
     this.#controller.abort(reason);
-  }
-
-  /**
-   * The native events, with `timeout.idleMs` measured between parsed events (an upstream that
-   * only sends keep-alive comments is stalled), and failures caused by the attempt's own
-   * timers or an interruption reported as such.
-   */
-  async *#guard(events: AsyncIterable<unknown>, call: ProviderCall): AsyncGenerator<unknown> {
-    const idleMs = this.timeouts.idleMs;
-    const idle = setTimeout(() => {
-      this.#idled = true;
-      this.#controller.abort(new AttemptTimeout());
-    }, idleMs);
-    const timing = this.#ctx.timing;
-    const it = events[Symbol.asyncIterator]();
-    try {
-      for (;;) {
-        const waiting = performance.now();
-        const next = await it.next();
-        timing.upstreamMs += performance.now() - waiting;
-        if (next.done) return;
-        idle.refresh();
-        if (this.#passthrough) this.#nativeEvents.push(next.value);
-        yield next.value;
-      }
-    } catch (err) {
-      if (this.#interruption) throw this.#interruption;
-      if (this.#idled) throw UpstreamError.timeout(call.provider, `the answer stalled for ${idleMs} ms (timeout.idleMs)`, err);
-      throw err;
-    } finally {
-      clearTimeout(idle);
-      await it.return?.();
-    }
   }
 
   /**
@@ -287,28 +254,63 @@ export class Attempt implements AttemptView {
     return { provider: this.target.provider, model: this.target.model, status, outcome, durationMs: Math.round((performance.now() - this.#startedAt) * 100) / 100 };
   }
 
-  readonly #onTimeout = (): void => {
-    this.#timedOut = true;
-    this.#controller.abort(new AttemptTimeout());
-  };
+  // Timer callbacks shared by every attempt (the attempt is the timer's argument): no closure per attempt.
+  static #onTimeout(attempt: Attempt): void {
+    attempt.#timedOut = true;
+    attempt.#controller.abort(new AttemptTimeout());
+  }
+
+  static #onIdle(attempt: Attempt): void {
+    attempt.#idled = true;
+    attempt.#controller.abort(new AttemptTimeout());
+  }
 
   readonly #onClientGone = (): void => {
     this.#controller.abort(this.#ctx.signal.reason);
   };
 
+  /**
+   * The native events → normalised chunks. `timeout.idleMs` is measured between parsed events
+   * (an upstream that only sends keep-alive comments is stalled), failures caused by the
+   * attempt's own timers or an interruption are reported as such, and translation failures are
+   * the provider's (502). One generator for all of it: each layer of async generators would cost
+   * every event a few more promises.
+   */
   async *#translateStream(events: AsyncIterable<unknown>, call: ProviderCall): AsyncGenerator<ChatCompletionChunk> {
+    const idleMs = this.timeouts.idleMs;
+    const idle = setTimeout(Attempt.#onIdle, idleMs, this);
+    const timing = this.#ctx.timing;
     const translator = this.target.instance.createStreamTranslator(call);
-    for await (const event of events) {
-      let out;
-      try {
-        out = translator.push(event);
-      } catch (err) {
-        throw providerFault(call, err);
+    const it = events[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        const waiting = performance.now();
+        let next: IteratorResult<unknown>;
+        try {
+          next = await it.next();
+        } catch (err) {
+          if (this.#interruption) throw this.#interruption;
+          if (this.#idled) throw UpstreamError.timeout(call.provider, `the answer stalled for ${idleMs} ms (timeout.idleMs)`, err);
+          throw err;
+        }
+        timing.upstreamMs += performance.now() - waiting;
+        if (next.done) break;
+        idle.refresh();
+        if (this.#passthrough) this.#nativeEvents.push(next.value);
+        let out;
+        try {
+          out = translator.push(next.value);
+        } catch (err) {
+          throw providerFault(call, err);
+        }
+        if (out === undefined) continue;
+        if (Array.isArray(out)) {
+          for (const chunk of out) yield this.#observe(normalizeChunk(chunk, call));
+        } else yield this.#observe(normalizeChunk(out, call));
       }
-      if (out === undefined) continue;
-      if (Array.isArray(out)) {
-        for (const chunk of out) yield this.#observe(normalizeChunk(chunk, call));
-      } else yield this.#observe(normalizeChunk(out, call));
+    } finally {
+      clearTimeout(idle);
+      await it.return?.();
     }
     let tail;
     try {

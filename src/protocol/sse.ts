@@ -1,4 +1,4 @@
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { createParser, type EventSourceParser } from 'eventsource-parser';
 
 /** Longest event accepted (a streamed image or a huge tool call fits; an endless line does not). */
 export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
@@ -10,32 +10,60 @@ export interface SseMessage {
   id?: string;
 }
 
+const NO_MESSAGES: readonly SseMessage[] = Object.freeze([]);
+
 /**
- * Reads a text/event-stream body incrementally. The parser follows the WHATWG rules, so CRLF
- * separators (Gemini), comments, multi-line data and a BOM are all handled once, here.
+ * Decodes a text/event-stream body chunk by chunk, without a generator of its own (a stream's
+ * readers loop over its answers inline). The parser follows the WHATWG rules, so CRLF separators
+ * (Gemini), comments, multi-line data and a BOM are all handled once, here.
  */
-export async function* readSse(body: AsyncIterable<Uint8Array>, maxEventBytes = MAX_EVENT_BYTES): AsyncGenerator<SseMessage> {
-  const decoder = new TextDecoder();
-  const pending: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (message) => pending.push(message) });
-  // Bytes fed since the last complete event: an upstream that never ends a line must not make
-  // the gateway buffer without bound.
-  let unfinished = 0;
-  for await (const bytes of body) {
-    parser.feed(decoder.decode(bytes, { stream: true }));
-    if (pending.length === 0) {
-      unfinished += bytes.length;
-      if (unfinished > maxEventBytes) throw new SyntaxError(`a stream event is longer than ${maxEventBytes} bytes without ending`);
-      continue;
-    }
-    unfinished = 0;
-    for (let i = 0; i < pending.length; i++) yield pending[i];
-    pending.length = 0;
+export class SseDecoder {
+  readonly #decoder = new TextDecoder();
+  readonly #parser: EventSourceParser;
+  readonly #maxEventBytes: number;
+  #pending: SseMessage[] = [];
+  /** Bytes fed since the last complete event: an upstream that never ends a line must not make the gateway buffer without bound. */
+  #unfinished = 0;
+
+  constructor(maxEventBytes = MAX_EVENT_BYTES) {
+    this.#maxEventBytes = maxEventBytes;
+    this.#parser = createParser({ onEvent: (message) => this.#pending.push(message) });
   }
-  parser.feed(decoder.decode());
-  // The WHATWG parser keeps an unterminated last event; a well-formed stream never ends in one,
-  // so a truncated tail is dropped here and noticed by the translator (no finish, no [DONE]).
-  for (const message of pending) yield message;
+
+  /** The events these bytes completed, in order (often none). Throws a SyntaxError past the event size limit. */
+  push(bytes: Uint8Array): readonly SseMessage[] {
+    this.#parser.feed(this.#decoder.decode(bytes, { stream: true }));
+    if (this.#pending.length === 0) {
+      this.#unfinished += bytes.length;
+      if (this.#unfinished > this.#maxEventBytes) throw new SyntaxError(`a stream event is longer than ${this.#maxEventBytes} bytes without ending`);
+      return NO_MESSAGES;
+    }
+    this.#unfinished = 0;
+    return this.#take();
+  }
+
+  /**
+   * The body ended. The WHATWG parser keeps an unterminated last event; a well-formed stream
+   * never ends in one, so a truncated tail is dropped here and noticed by the translator (no
+   * finish, no [DONE]).
+   */
+  end(): readonly SseMessage[] {
+    this.#parser.feed(this.#decoder.decode());
+    return this.#pending.length === 0 ? NO_MESSAGES : this.#take();
+  }
+
+  #take(): SseMessage[] {
+    const messages = this.#pending;
+    this.#pending = [];
+    return messages;
+  }
+}
+
+/** Reads a text/event-stream body incrementally, one event at a time (see SseDecoder). */
+export async function* readSse(body: AsyncIterable<Uint8Array>, maxEventBytes = MAX_EVENT_BYTES): AsyncGenerator<SseMessage> {
+  const decoder = new SseDecoder(maxEventBytes);
+  for await (const bytes of body) yield* decoder.push(bytes);
+  yield* decoder.end();
 }
 
 export const SSE_DONE = 'data: [DONE]\n\n';

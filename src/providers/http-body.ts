@@ -5,7 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.ts';
-import { readSse } from '../protocol/sse.ts';
+import { SseDecoder } from '../protocol/sse.ts';
 
 /** Response headers as undici gives them. */
 export type Headers = Record<string, string | string[] | undefined>;
@@ -32,22 +32,38 @@ export function serialise(body: unknown): string {
  * Default stream decoding: SSE events with JSON data; `data: [DONE]` ends the stream. The body is
  * still read to its end after [DONE] (nothing but the close follows it): returning early would
  * abort the response and throw an AbortError, with its stack, at the end of every stream.
+ * `fault` turns a failure (a transport error, or a SyntaxError for bytes that are not SSE with
+ * JSON data) into what the reader should see; one generator decodes and maps, since every layer
+ * of async generators costs each event a few promises.
  */
-export async function* decodeSseJson(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseJsonEvent> {
+export async function* decodeSseJson(body: AsyncIterable<Uint8Array>, fault?: (err: unknown) => unknown): AsyncGenerator<SseJsonEvent> {
+  const decoder = new SseDecoder();
   let done = false;
-  for await (const message of readSse(body)) {
-    if (done) continue;
-    if (message.data === '[DONE]') {
-      done = true;
-      continue;
+  try {
+    for await (const bytes of body) {
+      const messages = decoder.push(bytes);
+      for (let i = 0; i < messages.length; i++) {
+        if (done) break;
+        const message = messages[i];
+        if (message.data === '[DONE]') done = true;
+        else yield { event: message.event, data: parseEventData(message.data) };
+      }
     }
-    let data: unknown;
-    try {
-      data = JSON.parse(message.data);
-    } catch {
-      throw new SyntaxError(`stream event is not JSON: ${message.data.slice(0, 120)}`);
+    if (done) return;
+    for (const message of decoder.end()) {
+      if (message.data === '[DONE]') return;
+      yield { event: message.event, data: parseEventData(message.data) };
     }
-    yield { event: message.event, data };
+  } catch (err) {
+    throw fault ? fault(err) : err;
+  }
+}
+
+function parseEventData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw new SyntaxError(`stream event is not JSON: ${data.slice(0, 120)}`);
   }
 }
 

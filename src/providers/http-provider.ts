@@ -161,8 +161,8 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     const res = await this.#dispatch(request, call);
     const responseHeaders = res.headers as Headers;
     if (!call.stream) return { kind: 'json', body: await this.#readJson(res, call), headers: responseHeaders };
-    const events = (this.#spec.decodeStream ?? decodeSseJson)(res.body);
-    return { kind: 'stream', events: this.#guardStream(events, call), headers: responseHeaders };
+    const events = this.#spec.decodeStream ? this.#guardStream(this.#spec.decodeStream(res.body), call) : decodeSseJson(res.body, (err) => this.#streamFault(err, call));
+    return { kind: 'stream', events, headers: responseHeaders };
   }
 
   /**
@@ -262,14 +262,19 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     await Promise.all([...this.#pools.values()].map((pool) => pool.close()));
   }
 
-  /** Socket errors in the middle of a stream become UpstreamErrors like any other failure. */
+  /** A spec's own decoder, with its failures mapped like the default decoder's. */
   async *#guardStream(events: AsyncIterable<unknown>, call: ProviderCall): AsyncGenerator<unknown> {
     try {
       yield* events;
     } catch (err) {
-      if (err instanceof SyntaxError) throw UpstreamError.protocol(this.#name, err.message, err);
-      throw this.#transportError(err, call);
+      throw this.#streamFault(err, call);
     }
+  }
+
+  /** Socket errors in the middle of a stream become UpstreamErrors like any other failure; bytes that are not the protocol, a protocol error. */
+  #streamFault(err: unknown, call: ProviderCall): unknown {
+    if (err instanceof SyntaxError) return UpstreamError.protocol(this.#name, err.message, err);
+    return this.#transportError(err, call);
   }
 
   #transportError(err: unknown, call: AttemptLimits, what?: string): unknown {

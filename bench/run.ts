@@ -164,7 +164,7 @@ async function main(): Promise<void> {
       header: [
         `Machine: ${machine()}; Node ${process.version}; clock ticks ${CLOCK_TICKS}/s. Code: ${codeAtStart} when the gateways started.`,
         `Pinning (taskset): ${pins}. Load generator: autocannon (load runs), undici (single-connection runs), all on 127.0.0.1.`,
-        `Gateway: \`${gatewayCmdline.replace(process.execPath, 'node').replace(`${GATEWAY_ROOT}/`, '')}\` (the V8 flags are the bin's own). Hop: the same V8 flags.`,
+        `Gateway: \`${gatewayCmdline.replace(process.execPath, 'node').replace(`${GATEWAY_ROOT}/`, '')}\` (started by npm start: the compiled dist/, the V8 flags the bin's own). Hop: the same V8 flags.`,
         `${ROUNDS} round(s), after a warm-up of every server. Per server and round: load runs of ${SECONDS} s in ${LOAD_BLOCKS} block(s), ${SEQUENTIAL} sequential requests in ${SEQUENTIAL_BLOCKS} block(s), the servers' blocks taking turns; 1,000-stream runs of ${SLOW_SECONDS} s; soak ${SOAK_SECONDS} s${QUICK ? ' (--quick: a smoke run, not figures to cite)' : ''}.`,
         `Whole run ${Math.round(wall)} s; some task waited for a CPU during ${((100 * (cpuPressureMicros() - pressure0)) / (wall * 1e6)).toFixed(0)} % of it (other work on the machine).`,
       ],

@@ -16,6 +16,8 @@ export const GATEWAY_ROOT = path.resolve(process.env.BENCH_GATEWAY_ROOT ?? ROOT)
 export const LOAD_CORE = 0;
 export const SERVER_CORE = 1;
 export const KEY = 'sk-bench-0123456789';
+/** Node flags for the gateway, before the bin's own (BENCH_GATEWAY_FLAGS, for experiments: heap flags given replace the bin's). */
+const GATEWAY_FLAGS = process.env.BENCH_GATEWAY_FLAGS?.split(' ').filter(Boolean) ?? [];
 /** The V8 flags bin/switchyard.mjs gives the gateway; the hop gets the same, so GC tuning is not what is compared. */
 const HOP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25'];
 
@@ -104,14 +106,15 @@ export async function startHop(dir: string, upstream: Server): Promise<Server> {
 }
 
 /**
- * The gateway as its README starts it: the bin (which gives itself its V8 flags) with a config,
- * a port and --no-watch; auth, validation, the request log line (JSON, to a file) and metrics on.
+ * The gateway as its README starts it: `npm start` (scripts/start.mjs: the compiled dist/, built
+ * first if the sources changed, run by the bin, which gives itself its V8 flags) with a config, a
+ * port and --no-watch; auth, validation, the request log line (JSON, to a file) and metrics on.
  */
 export async function startGateway(dir: string, upstream: Server, variant: GatewayVariant): Promise<Server> {
   const port = await freePort();
   const config = path.join(dir, `${variant.name.replace(/\W+/g, '-')}.yaml`);
   writeFileSync(config, gatewayConfig(upstream, variant));
-  return startPinned(dir, variant.name, SERVER_CORE, [process.execPath, 'bin/switchyard.mjs', '--config', config, '--port', String(port), '--no-watch'], port, '/readyz', GATEWAY_ROOT);
+  return startPinned(dir, variant.name, SERVER_CORE, [process.execPath, ...GATEWAY_FLAGS, 'scripts/start.mjs', '--config', config, '--port', String(port), '--no-watch'], port, '/readyz', GATEWAY_ROOT);
 }
 
 export function gatewayConfig(upstream: Server, variant: GatewayVariant): string {
@@ -127,6 +130,14 @@ models:
 metrics: { enabled: ${variant.metrics ?? true} }
 ${variant.tracing ? `tracing: { endpoint: "${upstream.url}", protocol: http/protobuf }\n` : ''}pipeline: [auth, validate, route, retry, transform-response, log]
 `;
+}
+
+/** A server under test with extra Node flags (a profiler's), on the server core and a free port. */
+export async function startPinnedNode(dir: string, name: string, args: string[], readyPath: string | undefined, cwd: string): Promise<Server> {
+  const port = await freePort();
+  // The hop takes its port as an argument, the gateway as an option.
+  const portArgs = readyPath ? ['--port', String(port)] : [String(port)];
+  return startPinned(dir, name, SERVER_CORE, [process.execPath, ...args, ...portArgs], port, readyPath, cwd);
 }
 
 /** SIGTERM, then SIGKILL after 5 s. Only the processes this benchmark started. */

@@ -56,7 +56,8 @@ function hasHeapFlags() {
 }
 
 async function runGateway() {
-  const fromSource = existsSync(new URL('../src/cli.ts', import.meta.url));
+  // A checkout runs its sources, unless `npm start` (scripts/start.mjs) built dist/ and asks for it.
+  const fromSource = existsSync(new URL('../src/cli.ts', import.meta.url)) && process.env.SWITCHYARD_RUN_DIST !== '1';
   const root = new URL(fromSource ? '../src/' : '../dist/src/', import.meta.url);
   if (!fromSource && !existsSync(new URL('cli.js', root))) {
     process.stderr.write(`${fileURLToPath(root)} is missing: run \`npm run build\` in the package first\n`);

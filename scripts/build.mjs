@@ -4,13 +4,15 @@
  * bin registers, the JSON schemas the sources import, and every built-in plugin.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 rmSync(dist, { recursive: true, force: true });
+// Sources changed after this instant may not be in the build: the stamp carries it, not the end.
+const started = new Date();
 
 const tsc = spawnSync('tsc', ['-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
 if (tsc.status !== 0) {
@@ -30,4 +32,7 @@ if (missing.length > 0) {
   console.error(`build incomplete: dist/ lacks ${missing.join(', ')}`);
   process.exit(1);
 }
+// The stamp scripts/start.mjs compares the sources with: written last, so a broken build has none.
+writeFileSync(path.join(dist, '.built'), `${started.toISOString()}\n`);
+utimesSync(path.join(dist, '.built'), started, started);
 console.log(`dist/: built (${expected.length} entry points checked)`);

@@ -21,7 +21,7 @@ import { GatewayError } from './errors.ts';
 import type { Attempt } from './pipeline/attempt.ts';
 import type { RequestContext } from './plugin-api.ts';
 import { combineObservers, type GatewayObserver } from './pipeline/observer.ts';
-import { createInstruments, type Instruments } from './observability/index.ts';
+import { createInstruments, type GatewayMetrics, type Instruments } from './observability/index.ts';
 import { startMetricsListener, type MetricsListener } from './server/routes/metrics.ts';
 import { systemClock } from './runtime/clock.ts';
 import { RecentActivity } from './console/activity.ts';
@@ -120,6 +120,11 @@ export class Gateway {
   /** The config generation serving new requests. */
   get runtime(): Runtime {
     return this.#runtime;
+  }
+
+  /** The Prometheus metrics; undefined when `metrics.enabled: false`. */
+  get metrics(): GatewayMetrics | undefined {
+    return this.#instruments.metrics;
   }
 
   static async start(options: GatewayOptions): Promise<Gateway> {

@@ -15,22 +15,26 @@ export type ToWorker =
   /** Reload from the file now (it changed, SIGHUP); answered with `reloaded`. */
   | { sy: 'reload'; trigger: string }
   /** Finish in-flight requests within shutdownGraceMs, then exit. */
-  | { sy: 'shutdown' };
+  | { sy: 'shutdown' }
+  /** The answer to `scrape`: every worker's metrics summed, or why not. */
+  | { sy: 'scraped'; id: number; text?: string; error?: string };
 
 export type ToPrimary =
   /** Listening. The banner is logged once, by the primary, when every worker is ready. */
   | { sy: 'ready'; banner: StartupBanner; watch: WatchList }
   /** A reload's outcome; after an accepted one, what to watch may have changed (a plugin added). */
-  | { sy: 'reloaded'; ok: boolean; generation: number; watch: WatchList };
+  | { sy: 'reloaded'; ok: boolean; generation: number; watch: WatchList }
+  /** This worker was scraped: it needs every worker's metrics. */
+  | { sy: 'scrape'; id: number };
 
 const syOf = (m: unknown): unknown => (typeof m === 'object' && m !== null ? (m as { sy?: unknown }).sy : undefined);
 
 export function isToWorker(m: unknown): m is ToWorker {
   const sy = syOf(m);
-  return sy === 'reload' || sy === 'shutdown';
+  return sy === 'reload' || sy === 'shutdown' || sy === 'scraped';
 }
 
 export function isToPrimary(m: unknown): m is ToPrimary {
   const sy = syOf(m);
-  return sy === 'ready' || sy === 'reloaded';
+  return sy === 'ready' || sy === 'reloaded' || sy === 'scrape';
 }

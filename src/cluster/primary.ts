@@ -18,6 +18,7 @@ import { SOURCE_FILE } from '../plugins/load.ts';
 import { watchFiles, type Watcher } from '../runtime/watch.ts';
 import type { StartupBanner } from '../startup-banner.ts';
 import { isToPrimary, type WatchList } from './messages.ts';
+import { ClusterScrapes } from './metrics.ts';
 import { WorkerPool } from './pool.ts';
 
 export interface PrimaryOptions {
@@ -50,9 +51,14 @@ export async function runPrimary(options: PrimaryOptions): Promise<boolean> {
     },
   });
 
+  const scrapes = config.metrics.enabled ? new ClusterScrapes() : undefined;
   cluster.on('message', (worker: Worker, message: unknown) => {
     if (store && isStateCall(message)) {
       void answerStateCall(store, message).then((reply) => worker.isConnected() && worker.send(reply, () => undefined));
+      return;
+    }
+    if (isToPrimary(message) && message.sy === 'scrape') {
+      scrapes?.answer(worker, message.id);
       return;
     }
     // A reload may have added or removed a plugin file: watch what the workers now load.

@@ -14,6 +14,7 @@ import { IpcStore, type IpcChannel } from '../governance/ipc-store.ts';
 import { createLogger } from '../logger.ts';
 import { startupBanner } from '../startup-banner.ts';
 import { isToWorker, type ToPrimary, type WatchList } from './messages.ts';
+import { WorkerScrapes } from './metrics.ts';
 
 /** Sends to the primary; a closed channel is reported by 'disconnect', not by a throw here. */
 function toPrimary(message: unknown): void {
@@ -36,13 +37,14 @@ export class ClusterWorker {
   #reloadWhenStarted: string | undefined;
   #stopWhenStarted: string | undefined;
   #stopping = false;
+  readonly #scrapes = new WorkerScrapes();
 
   /** Listens at once: a reload or shutdown may be asked for while the gateway is still starting. */
   constructor() {
     process.on('message', (message) => {
       if (!isToWorker(message)) return;
       if (message.sy === 'reload') this.#reload(message.trigger);
-      else this.#stop('asked by the cluster primary');
+      else if (message.sy === 'shutdown') this.#stop('asked by the cluster primary');
     });
     process.on('disconnect', () => this.#stop('the cluster primary is gone'));
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => this.#stop(signal));
@@ -67,6 +69,7 @@ export class ClusterWorker {
 
   started(gateway: Gateway): void {
     this.#gateway = gateway;
+    if (gateway.metrics) this.#scrapes.serve(gateway.metrics);
     this.#send({ sy: 'ready', banner: startupBanner(gateway), watch: watchListOf(gateway) });
     if (this.#stopWhenStarted) this.#stop(this.#stopWhenStarted);
     else if (this.#reloadWhenStarted) this.#reload(this.#reloadWhenStarted);

@@ -126,6 +126,8 @@ export class GatewayMetrics implements GatewayObserver {
       name: 'switchyard_config_generation',
       help: 'The config generation serving new requests (1 at start, +1 per successful reload).',
       registers,
+      // Summed over cluster workers it would mean nothing; the newest is what an operator asks.
+      aggregator: 'max',
       collect() {
         this.set(source.runtime()?.generation ?? 0);
       },
@@ -135,6 +137,8 @@ export class GatewayMetrics implements GatewayObserver {
       help: 'Circuit breaker of each alias target: 0 healthy, 1 cooling down, 2 half-open (probing).',
       labelNames: ['model', 'target'],
       registers,
+      // Cluster workers keep their own breakers: the worst state any of them sees.
+      aggregator: 'max',
       collect() {
         // Reset first: targets removed by a reload disappear instead of reporting a stale state.
         this.reset();
@@ -148,10 +152,24 @@ export class GatewayMetrics implements GatewayObserver {
     });
   }
 
-  /** The exposition text: the process's metrics, then this gateway's. */
-  async render(): Promise<string> {
+  /** The exposition text: the process's metrics, then this gateway's (or, in a cluster worker, every worker's: see renderWith). */
+  render(): Promise<string> {
+    return this.#render();
+  }
+
+  #render = async (): Promise<string> => {
     const [process, gateway] = await Promise.all([processMetrics().metrics(), this.registry.metrics()]);
     return process + gateway;
+  };
+
+  /** The process's registry and this gateway's: what a cluster primary sums over its workers (src/cluster). */
+  get registries(): Registry[] {
+    return [processMetrics(), this.registry];
+  }
+
+  /** A cluster worker answers scrapes with the sum of every worker's figures, which its primary makes. */
+  renderWith(render: () => Promise<string>): void {
+    this.#render = render;
   }
 
   countReload(ok: boolean): void {

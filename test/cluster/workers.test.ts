@@ -93,6 +93,21 @@ describe('server.workers: 2', () => {
     );
   });
 
+  it('/metrics on any worker reports the sum of every worker (no counter jumping between scrapes)', async () => {
+    const total = (text: string, name: string) =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    // The six requests of the test before, which both workers served.
+    for (let i = 0; i < 4; i++) {
+      const scrape = await request(cli.port, 'GET', '/metrics');
+      expect(scrape.status).toBe(200);
+      expect(total(scrape.body, 'switchyard_requests_total')).toBe(6);
+      expect(total(scrape.body, 'switchyard_config_generation')).toBe(1);
+    }
+  });
+
   it('counts a key’s rpm once for both workers (memory backend, through the primary)', async () => {
     const SENT = 30;
     const answers = await Promise.all(Array.from({ length: SENT }, () => chat(cli.port, 'demo', LIMITED_KEY)));

@@ -4,13 +4,13 @@
  * only when there is something to say; backpressure as for chat; a failure after the start is
  * told inside the stream; a client that leaves is logged as 499.
  */
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { GatewayError } from '../errors.ts';
 import type { ChatCompletionChunk } from '../openai-types.ts';
 import type { RequestContext } from '../plugin-api.ts';
 import { SSE_HEADERS } from '../protocol/sse.ts';
 import { deltaLength, responseHeaders } from './respond.ts';
+import { SseWriter } from './sse-writer.ts';
 
 export interface EventWriter<E> {
   /** Events for one chunk (possibly none). */
@@ -28,12 +28,14 @@ export interface EventWriter<E> {
  */
 export async function writeEventStream<E>(res: ServerResponse, ctx: RequestContext, chunks: AsyncIterable<ChatCompletionChunk>, writer: EventWriter<E>, opening: E[], toClientError: (err: unknown) => GatewayError, failEarly: (error: GatewayError) => void): Promise<void> {
   let held: E[] | undefined = opening;
+  const out = new SseWriter(res);
   const commit = (): void => {
     held = undefined;
     ctx.status = 200;
     ctx.timing.firstChunkMs = performance.now() - ctx.startedAt;
     res.writeHead(200, { ...responseHeaders(ctx), ...SSE_HEADERS });
     res.socket?.setNoDelay(true);
+    out.start();
   };
   const send = async (events: E[], final = false): Promise<void> => {
     if (held) {
@@ -45,7 +47,7 @@ export async function writeEventStream<E>(res: ServerResponse, ctx: RequestConte
     if (events.length === 0) return;
     let text = '';
     for (const e of events) text += writer.toSse(e);
-    if (!res.write(text)) await once(res, 'drain', { signal: ctx.signal });
+    if (!out.write(text)) await out.drained(ctx.signal);
   };
   const delivered = (ctx.delivered = { chars: 0 });
   try {
@@ -65,9 +67,9 @@ export async function writeEventStream<E>(res: ServerResponse, ctx: RequestConte
       ctx.streamError = error;
       let text = '';
       for (const e of writer.fail(error)) text += writer.toSse(e);
-      res.write(text);
+      out.write(text);
     }
   }
   if (ctx.signal.aborted) ctx.status = 499;
-  else res.end();
+  else out.end();
 }

@@ -1,8 +1,7 @@
 /**
- * Writing answers to the client: JSON completions, SSE streams (flushed per chunk, with
- * backpressure), and errors in the OpenAI envelope. Every response carries x-request-id.
+ * Writing answers to the client: JSON completions, SSE streams (written per turn of the event
+ * loop, with backpressure), and errors in the OpenAI envelope. Every response carries x-request-id.
  */
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { RequestContext } from '../plugin-api.ts';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../openai-types.ts';
@@ -10,6 +9,7 @@ import type { GatewayError } from '../errors.ts';
 import { SSE_DONE, SSE_HEADERS, sseData } from '../protocol/sse.ts';
 import { attemptCount } from '../pipeline/attempts.ts';
 import { addTimingHeaders } from '../observability/timing.ts';
+import { SseWriter } from './sse-writer.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -50,6 +50,8 @@ export async function sendStream(res: ServerResponse, ctx: RequestContext, chunk
   ctx.timing.firstChunkMs = performance.now() - ctx.startedAt;
   res.writeHead(200, { ...responseHeaders(ctx), ...SSE_HEADERS });
   res.socket?.setNoDelay(true);
+  const out = new SseWriter(res);
+  out.start();
   try {
     const delivered = (ctx.delivered = { chars: 0 });
     for await (const chunk of chunks) {
@@ -58,19 +60,19 @@ export async function sendStream(res: ServerResponse, ctx: RequestContext, chunk
         if (chunk.usage && chunk.choices.length === 0) continue;
         delete chunk.usage;
       }
-      if (!res.write(sseData(chunk))) await once(res, 'drain', { signal: ctx.signal });
+      if (!out.write(sseData(chunk))) await out.drained(ctx.signal);
     }
   } catch (err) {
     if (!ctx.signal.aborted) {
       // Bytes already reached the client: the failure can only be reported inside the stream.
       const error = toClientError(err);
       ctx.streamError = error;
-      res.write(sseData(error.toJSON()));
+      out.write(sseData(error.toJSON()));
     }
   }
   // A client that left mid-stream is logged as such (nginx's 499), not as a success.
   if (ctx.signal.aborted) ctx.status = 499;
-  else res.end(SSE_DONE);
+  else out.end(SSE_DONE);
 }
 
 /** Characters of content, reasoning and tool arguments in one delta (to charge an abandoned stream). */

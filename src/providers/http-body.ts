@@ -59,7 +59,8 @@ export async function* decodeSseJson(body: AsyncIterable<Uint8Array>, fault?: (e
   }
 }
 
-function parseEventData(data: string): unknown {
+/** One event's data as JSON; a SyntaxError naming the start of it otherwise. */
+export function parseEventData(data: string): unknown {
   try {
     return JSON.parse(data);
   } catch {

@@ -17,6 +17,7 @@ import {
   type NativeResponse,
 } from '../plugin-api.ts';
 import { decodeSseJson, readErrorBody, serialise, type Headers, type SseJsonEvent } from './http-body.ts';
+import { sseJsonEvents } from './sse-events.ts';
 import type { UpstreamFailure } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
 import { UpstreamError, parseRetryAfter } from './upstream-error.ts';
@@ -161,7 +162,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     const res = await this.#dispatch(request, call);
     const responseHeaders = res.headers as Headers;
     if (!call.stream) return { kind: 'json', body: await this.#readJson(res, call), headers: responseHeaders };
-    const events = this.#spec.decodeStream ? this.#guardStream(this.#spec.decodeStream(res.body), call) : decodeSseJson(res.body, (err) => this.#streamFault(err, call));
+    const events = this.#spec.decodeStream ? this.#guardStream(this.#spec.decodeStream(res.body), call) : sseJsonEvents(res.body, (err) => this.#streamFault(err, call));
     return { kind: 'stream', events, headers: responseHeaders };
   }
 

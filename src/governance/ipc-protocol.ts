@@ -4,8 +4,11 @@
  * data: a call names the method and its arguments, a reply carries the value or what the error
  * means to the engine (unavailable or not, maybe applied or not).
  */
-/** The ScopeStore methods a worker may call; `close` stays with the primary, which owns the store. */
-export const STATE_OPS = ['admit', 'settle', 'renew', 'figures', 'usageRows'] as const;
+/**
+ * The ScopeStore methods a worker may call (`close` stays with the primary, which owns the
+ * store), and `settleBatch`: several settlements in one message, settled in order.
+ */
+export const STATE_OPS = ['admit', 'settle', 'settleBatch', 'renew', 'figures', 'usageRows'] as const;
 export type StateOp = (typeof STATE_OPS)[number];
 
 /** `sy` tells these apart from any other IPC traffic (the cluster's own, prom-client's). */

@@ -11,19 +11,20 @@ import { StateUnavailableError, type Scope } from './types.ts';
 
 /**
  * A worker's channel to a primary serving `store`: messages go through JSON (as over the real
- * IPC channel) and arrive on a later turn. `paused` holds the primary's replies; `close` is the
- * primary dying.
+ * IPC channel) and arrive on a later turn. `paused` holds the primary's replies (what was asked
+ * is done); `deaf` loses the calls (nothing is done); `close` is the primary dying.
  */
 function channelTo(store: ScopeStore) {
   let open = true;
   let onMessage: (m: unknown) => void = () => undefined;
   let onClose: () => void = () => undefined;
-  const control = { paused: false, held: [] as unknown[], sent: 0 };
+  const control = { paused: false, deaf: false, held: [] as unknown[], sent: 0 };
   const deliver = (reply: unknown) => setImmediate(() => onMessage(JSON.parse(JSON.stringify(reply))));
   const channel: IpcChannel = {
     isOpen: () => open,
     send(message) {
       control.sent++;
+      if (control.deaf) return;
       const call = JSON.parse(JSON.stringify(message));
       if (!isStateCall(call)) throw new Error('not a state call');
       setImmediate(async () => {
@@ -133,6 +134,34 @@ describe('IPC store (a cluster worker)', () => {
     link.close();
     await expect(waiting).rejects.toBeInstanceOf(StateUnavailableError);
     expect(Date.now() - started).toBeLessThan(1_000);
+    await store.close();
+  });
+
+  it('usage of requests without limits goes to the primary together, not one message each, and waits while it does not answer', async () => {
+    const store = new MemoryStore();
+    const link = channelTo(store);
+    const engine = createEngine(new IpcStore({ channel: link.channel, log: recordingLogger(), timeoutMs: 30 }), { log: recordingLogger() });
+    const settleOne = async () => {
+      const r = await engine.admit({ scopes: [], tokens: 10, costUsd: 0.001, now: T0 });
+      if (r.status !== 'admitted') throw new Error(r.status);
+      await engine.settle(r.lease, { usage, costUsd: 0.001, labels: { key: 'open', model: 'm' }, now: T0 });
+    };
+    const requests = async (n: number) => {
+      const page = await engine.usage({ startTime: T0 / 1000, endTime: T0 / 1000 + 60 });
+      return page.data[0]?.results[0]?.num_model_requests === n;
+    };
+    link.control.deaf = true;
+    for (let i = 0; i < 20; i++) await settleOne();
+    await sleep(150); // the first 20 went together, and were lost
+    link.control.deaf = false;
+    for (let i = 0; i < 30; i++) await settleOne();
+    await sleep(150); // kept, and sent again with the next 30
+    expect(link.control.sent).toBe(2);
+    expect(await requests(50)).toBe(true);
+    // A report includes what this worker has not sent yet.
+    await settleOne();
+    expect(await requests(51)).toBe(true);
+    await engine.close();
     await store.close();
   });
 

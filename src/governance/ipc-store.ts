@@ -8,6 +8,10 @@
  * timeout, or the primary gone while waiting, is one that may have been applied. Admissions then
  * follow `state.onUnavailable`, settlements are queued and replayed, and the change is logged
  * once each way (availability.ts).
+ *
+ * A settlement that holds no scope (a key without limits) only records usage, for reports: those
+ * go together every USAGE_EVERY_MS, as the memory store writes them together anyway, so that a
+ * request without limits costs no message to the primary.
  */
 import { Availability } from './availability.ts';
 import { isStateReply, type StateCall, type StateOp, type StateReply } from './ipc-protocol.ts';
@@ -33,6 +37,10 @@ export interface IpcStoreOptions {
   reportTimeoutMs?: number;
 }
 
+const USAGE_EVERY_MS = 100;
+/** Usage records kept while the primary does not answer, as the engine's settle queue keeps settlements. */
+const MAX_USAGE_KEPT = 100_000;
+
 interface Pending {
   resolve(value: unknown): void;
   reject(err: Error): void;
@@ -41,15 +49,19 @@ interface Pending {
 
 export class IpcStore implements ScopeStore {
   readonly #channel: IpcChannel;
+  readonly #log: GovernanceLogger;
   readonly #availability: Availability;
   readonly #timeoutMs: number;
   readonly #reportTimeoutMs: number;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #closed = false;
+  readonly #usage: RawSettle[] = [];
+  #usageTimer: NodeJS.Timeout | undefined;
 
   constructor(options: IpcStoreOptions) {
     this.#channel = options.channel;
+    this.#log = options.log;
     this.#availability = new Availability(options.log, 'cluster primary');
     this.#timeoutMs = options.timeoutMs ?? 1_000;
     this.#reportTimeoutMs = options.reportTimeoutMs ?? 10_000;
@@ -108,7 +120,33 @@ export class IpcStore implements ScopeStore {
   }
 
   async settle(settlement: RawSettle): Promise<void> {
+    if (!settlement.reserved && settlement.scopes.length === 0) return this.#recordUsage([settlement]);
     await this.#call('settle', [settlement], this.#timeoutMs);
+  }
+
+  #recordUsage(settlements: RawSettle[]): void {
+    this.#usage.push(...settlements);
+    const dropped = this.#usage.length - MAX_USAGE_KEPT;
+    if (dropped > 0) {
+      this.#usage.splice(0, dropped);
+      this.#log.error({ dropped }, 'cluster primary unavailable too long: dropping the oldest usage records');
+    }
+    this.#usageTimer ??= setTimeout(() => void this.#sendUsage(), USAGE_EVERY_MS);
+  }
+
+  /** Sends the usage records gathered so far; kept for the next round while the primary does not answer. */
+  async #sendUsage(): Promise<void> {
+    clearTimeout(this.#usageTimer);
+    this.#usageTimer = undefined;
+    const batch = this.#usage.splice(0);
+    if (batch.length === 0) return;
+    try {
+      await this.#call('settleBatch', [batch], this.#timeoutMs);
+    } catch (err) {
+      // Closed meanwhile: close() sent what was left, and nothing is sent after it.
+      if (err instanceof StateUnavailableError && !this.#closed) this.#recordUsage(batch);
+      else this.#log.error({ err: String(err), records: batch.length }, 'usage records were not recorded');
+    }
   }
 
   async renew(renewal: RawRenew): Promise<void> {
@@ -120,11 +158,18 @@ export class IpcStore implements ScopeStore {
   }
 
   usageRows(fromDay: string, toDay: string): Promise<UsageRow[]> {
+    // This worker's records first (the channel keeps the order); another worker's reach the report within USAGE_EVERY_MS.
+    void this.#sendUsage();
     return this.#call('usageRows', [fromDay, toDay], this.#reportTimeoutMs);
   }
 
-  /** The primary owns the store and closes it; a worker only stops calling. */
+  /** Sends the usage records gathered, then stops calling: the primary owns the store and closes it. */
   async close(): Promise<void> {
+    clearTimeout(this.#usageTimer);
+    this.#usageTimer = undefined;
+    const batch = this.#usage.splice(0);
+    if (batch.length > 0)
+      await this.#call('settleBatch', [batch], this.#timeoutMs).catch((err: unknown) => this.#log.error({ err: String(err), records: batch.length }, 'usage records were not recorded'));
     this.#closed = true;
   }
 }

@@ -7,6 +7,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { Backoff } from './backoff.ts';
 import { isToPrimary, type ToPrimary, type ToWorker } from './messages.ts';
 
 type Ready = Extract<ToPrimary, { sy: 'ready' }>;
@@ -18,17 +19,14 @@ export interface PoolOptions {
   onReady?(worker: Worker, message: Ready): void;
 }
 
-/** The first replacement waits this long; each further one within RESTART_MEMORY_MS twice as long, up to RESTART_MAX_MS. */
-const RESTART_MIN_MS = 100;
-const RESTART_MAX_MS = 10_000;
-const RESTART_MEMORY_MS = 60_000;
+/** 100 ms before the first replacement, twice as long for each further death within a minute, at most 10 s. */
+const RESTART = { firstMs: 100, maxMs: 10_000, forgetAfterMs: 60_000 };
 
 export class WorkerPool {
   readonly #options: PoolOptions;
   readonly #ready = new Set<Worker>();
   #stopping = false;
-  #restarts = 0;
-  #lastRestart = 0;
+  readonly #backoff = new Backoff(RESTART);
   readonly #timers = new Set<NodeJS.Timeout>();
   /** Reloads asked for so far, and the number when each worker was forked: one that started reading the file before the last reload catches up when it is ready. */
   #reloads = 0;
@@ -69,7 +67,7 @@ export class WorkerPool {
           reject(new Error(`worker ${worker.id} (pid ${worker.process.pid}) exited with ${how} before it was listening`));
           return;
         }
-        const delay = this.#restartDelay();
+        const delay = this.#backoff.next(Date.now());
         this.#options.log.error(
           { worker: worker.id, pid: worker.process.pid, code, signal, restartInMs: delay },
           `worker ${worker.id} (pid ${worker.process.pid}) ${wasReady ? 'died' : 'failed to start'} (${how}); starting a replacement in ${delay} ms`,
@@ -88,13 +86,6 @@ export class WorkerPool {
     this.#forkedAt.set(cluster.fork(), this.#reloads);
   }
 
-  #restartDelay(): number {
-    const now = Date.now();
-    if (now - this.#lastRestart > RESTART_MEMORY_MS) this.#restarts = 0;
-    this.#lastRestart = now;
-    return Math.min(RESTART_MIN_MS * 2 ** this.#restarts++, RESTART_MAX_MS);
-  }
-
   /** Every worker listening reloads; one still starting does when it is ready (see #forkedAt). */
   reload(trigger: string): void {
     this.#reloads++;
@@ -104,7 +95,8 @@ export class WorkerPool {
 
   /**
    * Asks every worker to shut down gracefully and resolves when all have exited: 0 when each
-   * exited 0. One still running `deadlineMs` later is killed.
+   * that was serving exited 0 (one still starting is stopped by a signal). One still running
+   * `deadlineMs` later is killed.
    */
   stop(deadlineMs: number): Promise<number> {
     this.#stopping = true;
@@ -114,8 +106,9 @@ export class WorkerPool {
     const exits = workers.map(
       (worker) =>
         new Promise<void>((resolve) => {
+          const serving = this.#ready.has(worker);
           worker.once('exit', (exitCode, signal) => {
-            if (exitCode !== 0 || signal) code = 1;
+            if (serving && (exitCode !== 0 || signal)) code = 1;
             resolve();
           });
         }),

@@ -7,7 +7,7 @@
  * (e.g. --trace-gc; the gateway's output is gateway.log in that directory); PROFILE_SERVER=hop profiles
  * the bare hop instead.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BODIES, saturate } from './load.ts';
@@ -42,7 +42,10 @@ interface Node {
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount: number;
 }
-const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+// The largest profile is the gateway's (npm start's build, when it ran one, writes its own).
+const file = readdirSync(dir)
+  .filter((f) => f.endsWith('.cpuprofile'))
+  .sort((a, b) => statSync(path.join(dir, b)).size - statSync(path.join(dir, a)).size)[0];
 if (!file) throw new Error(`no profile in ${dir}`);
 const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { nodes: Node[] };
 const total = profile.nodes.reduce((s, n) => s + n.hitCount, 0);

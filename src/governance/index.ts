@@ -5,7 +5,6 @@
  */
 import { createEngine, type EngineOptions } from './engine.ts';
 import { MemoryStore } from './memory-store.ts';
-import { RedisStore } from './redis-store.ts';
 import type { StateBackend } from './types.ts';
 
 export interface StateConfig {
@@ -19,6 +18,8 @@ export interface StateConfig {
 export async function openStateBackend(config: StateConfig, options: EngineOptions): Promise<StateBackend> {
   if (config.backend === 'redis') {
     if (!config.redis?.url) throw new Error('state.redis.url is required with state.backend: redis');
+    // ioredis is loaded only for a Redis backend.
+    const { RedisStore } = await import('./redis-store.ts');
     const store = await RedisStore.open({ url: config.redis.url, prefix: config.redis.prefix, log: options.log });
     return createEngine(store, options);
   }
@@ -27,7 +28,6 @@ export async function openStateBackend(config: StateConfig, options: EngineOptio
 
 export { createEngine, type EngineOptions } from './engine.ts';
 export { MemoryStore } from './memory-store.ts';
-export { RedisStore } from './redis-store.ts';
 export { costOf, reservationCost, tokenUsageOf } from './cost.ts';
 export { tokenEstimate, DEFAULT_MAX_TOKENS, type TokenEstimate } from './estimate.ts';
 export { rateLimitHeaders, formatReset } from './headers.ts';

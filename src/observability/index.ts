@@ -10,8 +10,8 @@ import type { GatewayConfig } from '../config/types.ts';
 import type { Clock, RuntimeView } from '../plugin-api.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import { GatewayMetrics } from './metrics.ts';
-import { TracingObserver } from './trace-observer.ts';
-import { resolveTracing, startTracing, type GatewayTracing } from './tracing.ts';
+import type { GatewayTracing } from './tracing.ts';
+import { resolveTracing } from './tracing-settings.ts';
 
 export { GatewayMetrics } from './metrics.ts';
 export { addTimingHeaders, overheadMs, roundMs } from './timing.ts';
@@ -35,13 +35,15 @@ export interface Instruments {
   close(): Promise<void>;
 }
 
-export function createInstruments(config: GatewayConfig | undefined, deps: InstrumentsDeps): Instruments {
+export async function createInstruments(config: GatewayConfig | undefined, deps: InstrumentsDeps): Promise<Instruments> {
   const observers: GatewayObserver[] = [];
   const metrics = config?.metrics.enabled ? new GatewayMetrics({ runtime: deps.runtime, clock: deps.clock }) : undefined;
   if (metrics) observers.push(metrics);
   const settings = config ? resolveTracing(config.tracing, deps.env, (msg) => deps.log.warn(msg)) : undefined;
-  const tracing = settings ? startTracing(settings, deps.log, packageVersion()) : undefined;
+  // The OpenTelemetry SDK is loaded only when tracing is on.
+  const tracing = settings ? (await import('./tracing.ts')).startTracing(settings, deps.log, packageVersion()) : undefined;
   if (tracing) {
+    const { TracingObserver } = await import('./trace-observer.ts');
     observers.push(new TracingObserver(tracing.tracer, { captureContent: tracing.settings.captureContent }));
     deps.log.info(
       { collector: settings!.url, protocol: settings!.protocol, sampleRatio: settings!.sampleRatio, captureContent: settings!.captureContent, from: settings!.source },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TracingConfig } from '../config/types.ts';
-import { resolveTracing } from './tracing.ts';
+import { resolveTracing } from './tracing-settings.ts';
 
 const section = (fields: Partial<TracingConfig> = {}): TracingConfig => ({ enabled: true, protocol: 'http/protobuf', serviceName: 'switchyard', sampleRatio: 1, captureContent: false, ...fields });
 

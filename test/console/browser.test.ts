@@ -127,8 +127,9 @@ describe('console in a browser', () => {
 
   it('reports a broken config edit with its file:line:column, in the validate box and after a reload', async () => {
     await page.click('#tab-config');
-    // The view fetches the file after it opens: wait for its text, not only for the element.
-    await page.waitForFunction('(document.querySelector("#config-text")?.textContent ?? "").length > 0');
+    // The view fetches the file after it opens: wait for its text, not only for the element (polled
+    // from outside: a string predicate would be evaluated in the page, which its CSP forbids).
+    await until(async () => (await text('#config-text')).length > 0);
     expect(await text('#config-text')).toContain('apiKey: "********"');
     expect(await text('#reload')).toContain('No reload since start');
     const broken = consoleConfig().replace('retry: { attempts: 1 }', 'retry: { atempts: 1 }');

@@ -24,9 +24,30 @@ const upstream = await startUpstream(dir);
 const config = path.join(dir, 'gateway.yaml');
 writeFileSync(config, gatewayConfig(upstream, { name: 'gateway' }));
 const server = process.env.PROFILE_SERVER === 'hop' ? 'hop' : 'gateway';
-const gateway = server === 'hop'
-  ? await startPinnedNode(dir, 'hop', ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--max-semi-space-size=8', '--heap-growing-percent=25', ...(process.env.PROFILE_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), 'bench/bare-proxy.ts', upstream.url], undefined, ROOT)
-  : await startPinnedNode(dir, 'gateway', ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...(process.env.PROFILE_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), 'scripts/start.mjs', '--config', config, '--no-watch'], '/readyz', GATEWAY_ROOT);
+const gateway =
+  server === 'hop'
+    ? await startPinnedNode(
+        dir,
+        'hop',
+        [
+          '--cpu-prof',
+          `--cpu-prof-dir=${dir}`,
+          '--max-semi-space-size=8',
+          '--heap-growing-percent=25',
+          ...(process.env.PROFILE_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+          'bench/bare-proxy.ts',
+          upstream.url,
+        ],
+        undefined,
+        ROOT,
+      )
+    : await startPinnedNode(
+        dir,
+        'gateway',
+        ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...(process.env.PROFILE_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), 'scripts/start.mjs', '--config', config, '--no-watch'],
+        '/readyz',
+        GATEWAY_ROOT,
+      );
 try {
   await saturate(gateway.url, { body: BODIES[scenario], connections, seconds: 2 });
   const result = await saturate(gateway.url, { body: BODIES[scenario], connections, seconds });

@@ -114,7 +114,15 @@ export async function startGateway(dir: string, upstream: Server, variant: Gatew
   const port = await freePort();
   const config = path.join(dir, `${variant.name.replace(/\W+/g, '-')}.yaml`);
   writeFileSync(config, gatewayConfig(upstream, variant));
-  return startPinned(dir, variant.name, SERVER_CORE, [process.execPath, ...GATEWAY_FLAGS, 'scripts/start.mjs', '--config', config, '--port', String(port), '--no-watch'], port, '/readyz', GATEWAY_ROOT);
+  return startPinned(
+    dir,
+    variant.name,
+    SERVER_CORE,
+    [process.execPath, ...GATEWAY_FLAGS, 'scripts/start.mjs', '--config', config, '--port', String(port), '--no-watch'],
+    port,
+    '/readyz',
+    GATEWAY_ROOT,
+  );
 }
 
 export function gatewayConfig(upstream: Server, variant: GatewayVariant): string {

@@ -26,7 +26,19 @@ cpSync(path.join(root, 'src/console/assets'), path.join(dist, 'src/console/asset
 const plugins = readdirSync(path.join(root, 'plugins'), { withFileTypes: true })
   .filter((e) => e.isDirectory() && e.name !== 'examples' && !e.name.startsWith('zz-'))
   .map((e) => `plugins/${e.name}/index.js`);
-const expected = ['src/cli.js', 'src/index.d.ts', 'src/kit/index.d.ts', 'src/kit/testing/index.d.ts', 'src/plugins/generation-hooks.mjs', 'schemas/gateway.schema.json', 'schemas/chat-request.schema.json', 'src/console/assets/index.html', 'src/console/assets/console.js', 'src/console/assets/console.css', ...plugins];
+const expected = [
+  'src/cli.js',
+  'src/index.d.ts',
+  'src/kit/index.d.ts',
+  'src/kit/testing/index.d.ts',
+  'src/plugins/generation-hooks.mjs',
+  'schemas/gateway.schema.json',
+  'schemas/chat-request.schema.json',
+  'src/console/assets/index.html',
+  'src/console/assets/console.js',
+  'src/console/assets/console.css',
+  ...plugins,
+];
 const missing = expected.filter((file) => !existsSync(path.join(dist, file)));
 if (missing.length > 0) {
   console.error(`build incomplete: dist/ lacks ${missing.join(', ')}`);

@@ -83,7 +83,9 @@ function newPlugin(args: string[], dir: string | undefined): number {
   try {
     const files = scaffoldPlugin(kind, name, dir);
     const folder = path.relative(process.cwd(), path.dirname(files[0])) || '.';
-    process.stdout.write(`created ${files.map((f) => path.relative(process.cwd(), f)).join(', ')}\n\nnext:\n  npx vitest run ${folder}        # the plugin's own offline test\n  then name it in gateway.yaml: ${kind === 'provider' ? `providers: { ${name}: { plugin: ./${folder}, baseUrl: ... } }` : `pipeline: [auth, validate, { stage: ./${folder}, options: { tag: x } }, route, retry, transform-response, log]`}\n`);
+    process.stdout.write(
+      `created ${files.map((f) => path.relative(process.cwd(), f)).join(', ')}\n\nnext:\n  npx vitest run ${folder}        # the plugin's own offline test\n  then name it in gateway.yaml: ${kind === 'provider' ? `providers: { ${name}: { plugin: ./${folder}, baseUrl: ... } }` : `pipeline: [auth, validate, { stage: ./${folder}, options: { tag: x } }, route, retry, transform-response, log]`}\n`,
+    );
     return 0;
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);

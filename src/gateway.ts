@@ -170,7 +170,10 @@ export class Gateway {
    * outcome says why. Reloads run one at a time.
    */
   reload(trigger = 'api'): Promise<ReloadOutcome> {
-    this.#reloading = this.#reloading.then(() => this.#reload(trigger), () => this.#reload(trigger));
+    this.#reloading = this.#reloading.then(
+      () => this.#reload(trigger),
+      () => this.#reload(trigger),
+    );
     return this.#reloading;
   }
 
@@ -180,7 +183,15 @@ export class Gateway {
     let next: Runtime;
     try {
       const parsed = await parseConfigFile(this.#options.config, this.#options.env);
-      next = await buildRuntime(parsed, { generation: current.generation + 1, log: this.log, env: this.#options.env, clock: this.#options.clock, previous: current, observer: this.#observer, state: this.state });
+      next = await buildRuntime(parsed, {
+        generation: current.generation + 1,
+        log: this.log,
+        env: this.#options.env,
+        clock: this.#options.clock,
+        previous: current,
+        observer: this.#observer,
+        state: this.state,
+      });
     } catch (err) {
       const errors = err instanceof ConfigError ? err.issues.filter((i) => i.severity === 'error').map(formatIssue) : [String((err as Error)?.message ?? err)];
       this.lastReload = { ok: false, generation: current.generation, at, trigger, errors };

@@ -6,11 +6,31 @@
 
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
 
-export interface TextPart { type: 'text'; text: string; [extra: string]: unknown }
-export interface ImagePart { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' }; [extra: string]: unknown }
-export interface AudioPart { type: 'input_audio'; input_audio: { data: string; format: string }; [extra: string]: unknown }
-export interface FilePart { type: 'file'; file: Record<string, unknown>; [extra: string]: unknown }
-export interface RefusalPart { type: 'refusal'; refusal: string; [extra: string]: unknown }
+export interface TextPart {
+  type: 'text';
+  text: string;
+  [extra: string]: unknown;
+}
+export interface ImagePart {
+  type: 'image_url';
+  image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+  [extra: string]: unknown;
+}
+export interface AudioPart {
+  type: 'input_audio';
+  input_audio: { data: string; format: string };
+  [extra: string]: unknown;
+}
+export interface FilePart {
+  type: 'file';
+  file: Record<string, unknown>;
+  [extra: string]: unknown;
+}
+export interface RefusalPart {
+  type: 'refusal';
+  refusal: string;
+  [extra: string]: unknown;
+}
 export type ContentPart = TextPart | ImagePart | AudioPart | FilePart | RefusalPart;
 
 export interface ToolCall {

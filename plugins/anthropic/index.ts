@@ -45,7 +45,15 @@ export default defineHttpProvider<AnthropicOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, samplingExtras: false, unsupportedParams: UNSUPPORTED_PARAMS, nativeProtocols: ['anthropic-messages', 'anthropic-count-tokens'] },
+  capabilities: {
+    streaming: true,
+    tools: true,
+    images: true,
+    responseFormat: true,
+    samplingExtras: false,
+    unsupportedParams: UNSUPPORTED_PARAMS,
+    nativeProtocols: ['anthropic-messages', 'anthropic-count-tokens'],
+  },
   endpoint(options) {
     const headers: Record<string, string> = { ...options.headers, 'x-api-key': options.apiKey, 'anthropic-version': options.version ?? '2023-06-01' };
     if (options.beta) headers['anthropic-beta'] = options.beta;

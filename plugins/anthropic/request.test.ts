@@ -74,7 +74,13 @@ describe('system, turns and content', () => {
       max_tokens: 5,
       messages: [
         { role: 'user', content: 'one' },
-        { role: 'user', content: [{ type: 'text', text: '' }, { type: 'text', text: 'two' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'text', text: 'two' },
+          ],
+        },
         { role: 'assistant', content: '' },
         { role: 'user', content: 'three' },
         { role: 'assistant', content: 'ok' },
@@ -82,8 +88,21 @@ describe('system, turns and content', () => {
       ],
     });
     expect(body.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }, { type: 'text', text: 'three' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'ok' }, { type: 'text', text: 'then' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'one' },
+          { type: 'text', text: 'two' },
+          { type: 'text', text: 'three' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'ok' },
+          { type: 'text', text: 'then' },
+        ],
+      },
     ]);
   });
 
@@ -92,7 +111,15 @@ describe('system, turns and content', () => {
     const image = fixture.messages[0].content[1].source.data as string;
     const body = build({
       model: 'claude-haiku-4-5',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this vegetable?' }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${image}`, detail: 'high' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this vegetable?' },
+            { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${image}`, detail: 'high' } },
+          ],
+        },
+      ],
     });
     expect(body.messages).toEqual(fixture.messages);
     expect(body.max_tokens).toBe(fixture.max_tokens);
@@ -127,7 +154,11 @@ describe('tools', () => {
       max_tokens: 1000,
       messages: [
         { role: 'user', content: 'Use the test_tool with count 1, then use it again with count 2' },
-        { role: 'assistant', content: "I'll use the test_tool twice as requested - first with count 1, then with count 2.", tool_calls: [call('toolu_01L8GVQapA1HmggQcrwboukH', 1), call('toolu_01J5Fvzxu7DP1Uh59c1kr5JD', 2)] },
+        {
+          role: 'assistant',
+          content: "I'll use the test_tool twice as requested - first with count 1, then with count 2.",
+          tool_calls: [call('toolu_01L8GVQapA1HmggQcrwboukH', 1), call('toolu_01J5Fvzxu7DP1Uh59c1kr5JD', 2)],
+        },
         { role: 'tool', tool_call_id: 'toolu_01L8GVQapA1HmggQcrwboukH', content: 'Called with 1' },
         { role: 'tool', tool_call_id: 'toolu_01J5Fvzxu7DP1Uh59c1kr5JD', content: [{ type: 'text', text: 'Called with 2' }] },
       ],
@@ -152,7 +183,13 @@ describe('tools', () => {
     expect(body.messages).toEqual([
       { role: 'user', content: 'go' },
       { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'done' }, { type: 'text', text: 'Now summarise.' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 't1', content: 'done' },
+          { type: 'text', text: 'Now summarise.' },
+        ],
+      },
     ]);
     expect(body.tools).toEqual([{ name: 'f', input_schema: { type: 'object', properties: {} } }]);
   });
@@ -224,7 +261,11 @@ describe('parameters', () => {
 
   it('the recorded extended-thinking request', () => {
     const fixture = recorded('stream-thinking');
-    const body = build({ model: 'claude-sonnet-4-0', stream: true, messages: [{ role: 'user', content: [{ type: 'text', text: 'How do I cross the street?' }] }], thinking: { type: 'enabled', budget_tokens: 1024 } }, {}, { model: 'claude-sonnet-4-0', stream: true });
+    const body = build(
+      { model: 'claude-sonnet-4-0', stream: true, messages: [{ role: 'user', content: [{ type: 'text', text: 'How do I cross the street?' }] }], thinking: { type: 'enabled', budget_tokens: 1024 } },
+      {},
+      { model: 'claude-sonnet-4-0', stream: true },
+    );
     expect(body).toEqual(fixture);
   });
 

@@ -78,7 +78,10 @@ describe('stream translation', () => {
     const chunks = translate(await eventsOf('stream-max-tokens-partial-tool-input'));
     const finishes = chunks.flatMap((c) => c.choices.map((x) => x.finish_reason)).filter(Boolean);
     expect(finishes).toEqual(['length']);
-    const args = deltas(chunks).flatMap((d) => d.tool_calls ?? []).map((c) => c.function?.arguments ?? '').join('');
+    const args = deltas(chunks)
+      .flatMap((d) => d.tool_calls ?? [])
+      .map((c) => c.function?.arguments ?? '')
+      .join('');
     expect(() => JSON.parse(args)).toThrow();
     expect(args.startsWith('{')).toBe(true);
   });

@@ -11,7 +11,12 @@ const FIXTURES = new URL('../../test/fixtures/azure/', import.meta.url);
 async function eventsOf(name: string): Promise<SseJsonEvent[]> {
   const bytes = loadFixture(FIXTURES, name).body;
   const events: SseJsonEvent[] = [];
-  for await (const e of decodeSseJson((async function* () { yield new Uint8Array(bytes); })())) events.push(e);
+  for await (const e of decodeSseJson(
+    (async function* () {
+      yield new Uint8Array(bytes);
+    })(),
+  ))
+    events.push(e);
   return events;
 }
 
@@ -60,7 +65,14 @@ describe('stream', () => {
     const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o' };
     const chunks = translate([
       { data: { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] } },
-      { data: { ...base, choices: [{ index: 0, finish_reason: null, content_filter_offsets: { check_offset: 0, start_offset: 0, end_offset: 2 }, content_filter_results: { hate: { filtered: false, severity: 'safe' } } }] } },
+      {
+        data: {
+          ...base,
+          choices: [
+            { index: 0, finish_reason: null, content_filter_offsets: { check_offset: 0, start_offset: 0, end_offset: 2 }, content_filter_results: { hate: { filtered: false, severity: 'safe' } } },
+          ],
+        },
+      },
       { data: { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'content_filter' }] } },
     ]);
     expect(chunks[1].choices[0]).toMatchObject({ delta: {}, content_filter_offsets: { end_offset: 2 } });
@@ -88,9 +100,19 @@ describe('readAzureError', () => {
   });
 
   it('a jailbreak detection is named; other errors are left as they are', () => {
-    const jailbreak = readAzureError(400, { error: { code: 'content_filter', message: 'Filtered.', innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: { jailbreak: { filtered: true, detected: true }, hate: { filtered: false, severity: 'safe' } } } } });
+    const jailbreak = readAzureError(400, {
+      error: {
+        code: 'content_filter',
+        message: 'Filtered.',
+        innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: { jailbreak: { filtered: true, detected: true }, hate: { filtered: false, severity: 'safe' } } },
+      },
+    });
     expect(jailbreak.message).toBe('Filtered. (content filter: jailbreak)');
-    expect(readAzureError(404, { error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } })).toEqual({ message: 'The API deployment for this resource does not exist.', code: 'DeploymentNotFound', param: null });
+    expect(readAzureError(404, { error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } })).toEqual({
+      message: 'The API deployment for this resource does not exist.',
+      code: 'DeploymentNotFound',
+      param: null,
+    });
     expect(readAzureError(401, { error: { code: '401', message: 'Access denied due to invalid subscription key.' } })).toMatchObject({ code: '401' });
   });
 });

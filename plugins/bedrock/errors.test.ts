@@ -27,9 +27,18 @@ describe('readError', () => {
   });
 
   it('statuses that would mislead an OpenAI client are corrected', () => {
-    expect(readError(424, { message: 'model failed' }, { 'x-amzn-errortype': 'ModelErrorException:http://internal.amazon.com/coral/com.amazon.bedrock/' })).toMatchObject({ code: 'ModelErrorException', status: 500 });
+    expect(readError(424, { message: 'model failed' }, { 'x-amzn-errortype': 'ModelErrorException:http://internal.amazon.com/coral/com.amazon.bedrock/' })).toMatchObject({
+      code: 'ModelErrorException',
+      status: 500,
+    });
     expect(readError(400, { message: 'quota' }, { 'x-amzn-errortype': 'ServiceQuotaExceededException' }).status).toBe(429);
-    expect(readError(403, { Message: 'The security token included in the request is invalid.' }, { 'x-amzn-errortype': 'UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.coral.service/' })).toEqual({
+    expect(
+      readError(
+        403,
+        { Message: 'The security token included in the request is invalid.' },
+        { 'x-amzn-errortype': 'UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.coral.service/' },
+      ),
+    ).toEqual({
       message: 'The security token included in the request is invalid.',
       code: 'UnrecognizedClientException',
       status: 401,
@@ -53,12 +62,28 @@ describe('exception names and statuses', () => {
   });
 
   it('statuses by name, whatever the case', () => {
-    expect(['ThrottlingException', 'accessDeniedException', 'UnrecognizedClientException', 'ResourceNotFoundException', 'ModelNotReadyException', 'ServiceUnavailableException', 'ValidationException', 'InternalServerException', 'ModelTimeoutException', 'Unheard'].map(statusOf)).toEqual([429, 403, 401, 404, 503, 503, 400, 500, 408, undefined]);
+    expect(
+      [
+        'ThrottlingException',
+        'accessDeniedException',
+        'UnrecognizedClientException',
+        'ResourceNotFoundException',
+        'ModelNotReadyException',
+        'ServiceUnavailableException',
+        'ValidationException',
+        'InternalServerException',
+        'ModelTimeoutException',
+        'Unheard',
+      ].map(statusOf),
+    ).toEqual([429, 403, 401, 404, 503, 503, 400, 500, 408, undefined]);
   });
 
   it('in-stream exceptions: the frame’s type names the status', () => {
     expect(streamFailure('throttlingException', { message: 'Too many tokens' })).toEqual({ status: 429, failure: { message: 'Too many tokens', code: 'throttlingException' } });
-    expect(streamFailure('modelStreamErrorException', { message: 'Model Stream Error', originalStatusCode: 500, originalMessage: 'The model stream failed.' })).toEqual({ status: 500, failure: { message: 'Model Stream Error', code: 'modelStreamErrorException' } });
+    expect(streamFailure('modelStreamErrorException', { message: 'Model Stream Error', originalStatusCode: 500, originalMessage: 'The model stream failed.' })).toEqual({
+      status: 500,
+      failure: { message: 'Model Stream Error', code: 'modelStreamErrorException' },
+    });
     expect(streamFailure('modelStreamErrorException', { message: 'busy', originalStatusCode: 429 }).status).toBe(429);
     expect(streamFailure('validationException', { message: 'bad' }).status).toBe(400);
     expect(streamFailure('internalServerException', {}).failure.message).toBe('internalServerException');

@@ -171,7 +171,10 @@ function imageBlock(url: string, param: string, call: ProviderCall): ConverseBlo
  */
 function documentName(filename: string, format: string): string {
   const base = filename.replace(/\.[A-Za-z0-9]+$/, '');
-  const name = base.replace(/[^A-Za-z0-9\-()[\] ]+/g, ' ').replace(/\s+/g, ' ').trim();
+  const name = base
+    .replace(/[^A-Za-z0-9\-()[\] ]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return name || `document ${format}`;
 }
 

@@ -38,42 +38,103 @@ function withoutEmpties(body: Record<string, any>): Record<string, any> {
   return out;
 }
 
-const getCapital = { type: 'function' as const, function: { name: 'get_capital', description: 'Get the capital of a country.', parameters: { additionalProperties: false, properties: { country: { description: 'The country name.', type: 'string' } }, required: ['country'], type: 'object' } } };
+const getCapital = {
+  type: 'function' as const,
+  function: {
+    name: 'get_capital',
+    description: 'Get the capital of a country.',
+    parameters: { additionalProperties: false, properties: { country: { description: 'The country name.', type: 'string' } }, required: ['country'], type: 'object' },
+  },
+};
 const followupTools = [
-  { type: 'function' as const, function: { name: 'get_capital', description: 'Get the capital of a country.', parameters: { properties: { country: { description: 'The country name.', title: 'Country', type: 'string' } }, required: ['country'], type: 'object', additionalProperties: false } } },
-  { type: 'function' as const, function: { name: 'get_temperature', description: 'Get the temperature in a city.', parameters: { properties: { city: { description: 'The city name.', title: 'City', type: 'string' } }, required: ['city'], type: 'object', additionalProperties: false } } },
+  {
+    type: 'function' as const,
+    function: {
+      name: 'get_capital',
+      description: 'Get the capital of a country.',
+      parameters: { properties: { country: { description: 'The country name.', title: 'Country', type: 'string' } }, required: ['country'], type: 'object', additionalProperties: false },
+    },
+  },
+  {
+    type: 'function' as const,
+    function: {
+      name: 'get_temperature',
+      description: 'Get the temperature in a city.',
+      parameters: { properties: { city: { description: 'The city name.', title: 'City', type: 'string' } }, required: ['city'], type: 'object', additionalProperties: false },
+    },
+  },
 ];
 
 describe('recorded requests, key for key', () => {
   it('system + user (converse-basic-system)', () => {
-    const body = build({ messages: [{ role: 'system', content: 'You are a chatbot.' }, { role: 'user', content: 'Hello!' }] });
+    const body = build({
+      messages: [
+        { role: 'system', content: 'You are a chatbot.' },
+        { role: 'user', content: 'Hello!' },
+      ],
+    });
     expect(body).toEqual(withoutEmpties(recorded('converse-basic-system')));
     expect(body).not.toHaveProperty('inferenceConfig');
   });
 
   it('temperature 0 is sent (converse-stream-basic)', () => {
-    const body = build({ stream: true, temperature: 0, messages: [{ role: 'system', content: 'You are a helpful chatbot.' }, { role: 'user', content: 'What is the capital of France?' }] });
+    const body = build({
+      stream: true,
+      temperature: 0,
+      messages: [
+        { role: 'system', content: 'You are a helpful chatbot.' },
+        { role: 'user', content: 'What is the capital of France?' },
+      ],
+    });
     expect(body).toEqual(recorded('converse-stream-basic'));
   });
 
   it('an image as a base64 data URL (converse-image-input)', () => {
     const fixture = recorded('converse-image-input');
     const bytes = fixture.messages[0].content[1].image.source.bytes as string;
-    const body = build({ messages: [{ role: 'system', content: 'You are a helpful chatbot.' }, { role: 'user', content: [{ type: 'text', text: 'What is this vegetable?' }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${bytes}` } }] }] });
+    const body = build({
+      messages: [
+        { role: 'system', content: 'You are a helpful chatbot.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this vegetable?' },
+            { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${bytes}` } },
+          ],
+        },
+      ],
+    });
     expect(body).toEqual(withoutEmpties(fixture));
   });
 
   it('tools with tool_choice auto (converse-tool-use)', () => {
-    const body = build({ temperature: 0, tools: [getCapital], tool_choice: 'auto', messages: [{ role: 'system', content: 'You are a helpful chatbot.' }, { role: 'user', content: 'What is the capital of France?' }] });
+    const body = build({
+      temperature: 0,
+      tools: [getCapital],
+      tool_choice: 'auto',
+      messages: [
+        { role: 'system', content: 'You are a helpful chatbot.' },
+        { role: 'user', content: 'What is the capital of France?' },
+      ],
+    });
     expect(body).toEqual(recorded('converse-tool-use'));
   });
 
   it('tools without tool_choice leave toolChoice out (converse-stream-tool-use)', () => {
-    const body = build({ stream: true, top_p: 0.5, tools: followupTools, messages: [{ role: 'system', content: 'You are a helpful chatbot.' }, { role: 'user', content: 'What is the temperature of the capital of France?' }] });
+    const body = build({
+      stream: true,
+      top_p: 0.5,
+      tools: followupTools,
+      messages: [
+        { role: 'system', content: 'You are a helpful chatbot.' },
+        { role: 'user', content: 'What is the temperature of the capital of France?' },
+      ],
+    });
     expect(body).toEqual(recorded('converse-stream-tool-use'));
   });
 
-  const thinking = '<thinking> To determine the capital of France, I can use the provided tool that returns the capital of a given country. Since the country in question is France, I will use the tool with the country parameter set to "France". </thinking>\n';
+  const thinking =
+    '<thinking> To determine the capital of France, I can use the provided tool that returns the capital of a given country. Since the country in question is France, I will use the tool with the country parameter set to "France". </thinking>\n';
   const errorTurns = (tool: ChatMessage): ChatMessage[] => [
     { role: 'system', content: 'You are a helpful chatbot.' },
     { role: 'user', content: 'What is the capital of France?' },
@@ -82,10 +143,20 @@ describe('recorded requests, key for key', () => {
   ];
 
   it('assistant text + tool call, then a tool result with error status (converse-tool-result-error-followup)', () => {
-    const body = build({ temperature: 0, tools: [getCapital], tool_choice: 'auto', messages: errorTurns({ role: 'tool', tool_call_id: 'tooluse_Ze_bgl9CSqu8aJv7XD-_Dw', content: 'The country is not supported.\n\nFix the errors and try again.', status: 'error' }) });
+    const body = build({
+      temperature: 0,
+      tools: [getCapital],
+      tool_choice: 'auto',
+      messages: errorTurns({ role: 'tool', tool_call_id: 'tooluse_Ze_bgl9CSqu8aJv7XD-_Dw', content: 'The country is not supported.\n\nFix the errors and try again.', status: 'error' }),
+    });
     expect(body).toEqual(recorded('converse-tool-result-error-followup'));
     // Anthropic's spelling of the same flag works too.
-    const anthropicStyle = build({ temperature: 0, tools: [getCapital], tool_choice: 'auto', messages: errorTurns({ role: 'tool', tool_call_id: 'tooluse_Ze_bgl9CSqu8aJv7XD-_Dw', content: 'The country is not supported.\n\nFix the errors and try again.', is_error: true }) });
+    const anthropicStyle = build({
+      temperature: 0,
+      tools: [getCapital],
+      tool_choice: 'auto',
+      messages: errorTurns({ role: 'tool', tool_call_id: 'tooluse_Ze_bgl9CSqu8aJv7XD-_Dw', content: 'The country is not supported.\n\nFix the errors and try again.', is_error: true }),
+    });
     expect(anthropicStyle).toEqual(body);
   });
 
@@ -94,12 +165,20 @@ describe('recorded requests, key for key', () => {
     const turns = (extra: Partial<ChatMessage>): ChatMessage[] => [
       { role: 'system', content: 'You are a helpful chatbot.' },
       { role: 'user', content: 'What is the temperature of the capital of France?' },
-      { role: 'assistant', content: fixture.messages[1].content[0].text, tool_calls: [{ id: 'tooluse_lAG_zP8QRHmSYOwZzzaCqA', type: 'function', function: { name: 'get_temperature', arguments: '{"city": "Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: fixture.messages[1].content[0].text,
+        tool_calls: [{ id: 'tooluse_lAG_zP8QRHmSYOwZzzaCqA', type: 'function', function: { name: 'get_temperature', arguments: '{"city": "Paris"}' } }],
+      },
       { role: 'tool', tool_call_id: 'tooluse_lAG_zP8QRHmSYOwZzzaCqA', content: '30°C', ...extra },
     ];
     expect(build({ stream: true, top_p: 0.5, tools: followupTools, messages: turns({ status: 'success' }) })).toEqual(fixture);
     const plain = build({ stream: true, top_p: 0.5, tools: followupTools, messages: turns({}) });
-    expect(plain.messages).toEqual([fixture.messages[0], fixture.messages[1], { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_lAG_zP8QRHmSYOwZzzaCqA', content: [{ text: '30°C' }] } }] }]);
+    expect(plain.messages).toEqual([
+      fixture.messages[0],
+      fixture.messages[1],
+      { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_lAG_zP8QRHmSYOwZzzaCqA', content: [{ text: '30°C' }] } }] },
+    ]);
   });
 });
 
@@ -121,10 +200,30 @@ describe('system, turns and content', () => {
       tools: [{ type: 'function', function: { name: 'count', parameters: { type: 'object', properties: { n: { type: 'number' } } } } }],
       messages: [
         { role: 'user', content: 'Count to 1' },
-        { role: 'user', content: [{ type: 'text', text: 'then to 2' }, { type: 'text', text: '' }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'count', arguments: '{"n":1}' } }, { id: 'call_2', type: 'function', function: { name: 'count', arguments: '' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'then to 2' },
+            { type: 'text', text: '' },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'count', arguments: '{"n":1}' } },
+            { id: 'call_2', type: 'function', function: { name: 'count', arguments: '' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'one' },
-        { role: 'tool', tool_call_id: 'call_2', content: [{ type: 'text', text: 'two' }, { type: 'text', text: 'and a half' }] },
+        {
+          role: 'tool',
+          tool_call_id: 'call_2',
+          content: [
+            { type: 'text', text: 'two' },
+            { type: 'text', text: 'and a half' },
+          ],
+        },
         { role: 'user', content: 'Now summarise.' },
         { role: 'assistant', content: '' },
         { role: 'assistant', content: 'Done: 1, 2.' },
@@ -133,7 +232,14 @@ describe('system, turns and content', () => {
     expect(body.messages).toEqual([
       { role: 'user', content: [{ text: 'Count to 1' }, { text: 'then to 2' }] },
       { role: 'assistant', content: [{ toolUse: { toolUseId: 'call_1', name: 'count', input: { n: 1 } } }, { toolUse: { toolUseId: 'call_2', name: 'count', input: {} } }] },
-      { role: 'user', content: [{ toolResult: { toolUseId: 'call_1', content: [{ text: 'one' }] } }, { toolResult: { toolUseId: 'call_2', content: [{ text: 'two' }, { text: 'and a half' }] } }, { text: 'Now summarise.' }] },
+      {
+        role: 'user',
+        content: [
+          { toolResult: { toolUseId: 'call_1', content: [{ text: 'one' }] } },
+          { toolResult: { toolUseId: 'call_2', content: [{ text: 'two' }, { text: 'and a half' }] } },
+          { text: 'Now summarise.' },
+        ],
+      },
       { role: 'assistant', content: [{ text: 'Done: 1, 2.' }] },
     ]);
     expect(body.toolConfig).toEqual({ tools: [{ toolSpec: { name: 'count', inputSchema: { json: { type: 'object', properties: { n: { type: 'number' } } } } } }] });
@@ -152,7 +258,18 @@ describe('system, turns and content', () => {
   });
 
   it('images: png data URLs as bytes, s3:// URLs as s3Location; https URLs are a 400 naming the part', () => {
-    const body = build({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }, { type: 'image_url', image_url: { url: 's3://my-bucket/photos/cat.JPG' } }, { type: 'text', text: 'Compare.' }] }] });
+    const body = build({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+            { type: 'image_url', image_url: { url: 's3://my-bucket/photos/cat.JPG' } },
+            { type: 'text', text: 'Compare.' },
+          ],
+        },
+      ],
+    });
     expect(body.messages).toEqual([
       {
         role: 'user',
@@ -163,7 +280,17 @@ describe('system, turns and content', () => {
         ],
       },
     ]);
-    const err = rejection({ messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] });
+    const err = rejection({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+          ],
+        },
+      ],
+    });
     expect(err).toBeInstanceOf(GatewayError);
     expect(err.code).toBe('unsupported_parameter');
     expect(err.param).toBe('messages[0].content[1]');
@@ -172,14 +299,29 @@ describe('system, turns and content', () => {
   });
 
   it('an inline PDF becomes a document block with a name Converse accepts', () => {
-    const body = build({ messages: [{ role: 'user', content: [{ type: 'file', file: { filename: 'Q3 report_v2.final.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' } }, { type: 'text', text: 'Summarise.' }] }] });
+    const body = build({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'file', file: { filename: 'Q3 report_v2.final.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' } },
+            { type: 'text', text: 'Summarise.' },
+          ],
+        },
+      ],
+    });
     expect(body.messages).toEqual([{ role: 'user', content: [{ document: { format: 'pdf', name: 'Q3 report v2 final', source: { bytes: 'JVBERi0=' } } }, { text: 'Summarise.' }] }]);
     expect(rejection({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-abc' } }] }] }).param).toBe('messages[0].content[0]');
     expect(rejection({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }).param).toBe('messages[0].content[0]');
   });
 
   it('tool-call arguments that are not JSON are the client’s error', () => {
-    const err = rejection({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{nope' } }] }] });
+    const err = rejection({
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{nope' } }] },
+      ],
+    });
     expect(err.code).toBe('invalid_request');
     expect(err.param).toBe('messages[1].tool_calls[0].function.arguments');
   });
@@ -187,7 +329,12 @@ describe('system, turns and content', () => {
 
 describe('parameters', () => {
   it('inferenceConfig: max_completion_tokens wins over max_tokens over the provider default; stop as a list', () => {
-    expect(build({ max_tokens: 10, max_completion_tokens: 20, temperature: 0.2, top_p: 0.9, stop: 'END' }, { maxTokens: 99 }).inferenceConfig).toEqual({ maxTokens: 20, temperature: 0.2, topP: 0.9, stopSequences: ['END'] });
+    expect(build({ max_tokens: 10, max_completion_tokens: 20, temperature: 0.2, top_p: 0.9, stop: 'END' }, { maxTokens: 99 }).inferenceConfig).toEqual({
+      maxTokens: 20,
+      temperature: 0.2,
+      topP: 0.9,
+      stopSequences: ['END'],
+    });
     expect(build({ max_tokens: 10, stop: ['a', '', 'b'] }, { maxTokens: 99 }).inferenceConfig).toEqual({ maxTokens: 10, stopSequences: ['a', 'b'] });
     expect(build({}, { maxTokens: 99 }).inferenceConfig).toEqual({ maxTokens: 99 });
     expect(build({ stop: [] })).not.toHaveProperty('inferenceConfig');
@@ -202,7 +349,9 @@ describe('parameters', () => {
     expect(build({ tools, tool_choice: 'none' })).not.toHaveProperty('toolConfig');
     expect(build({ tools: [{ type: 'function', function: { name: 'g' } }] }).toolConfig).toEqual({ tools: [{ toolSpec: { name: 'g', inputSchema: { json: { type: 'object', properties: {} } } } }] });
     expect(build({ tools, parallel_tool_calls: false }).toolConfig).toEqual({ tools: [spec] });
-    expect(build({ tools: [{ type: 'function', function: { name: 'h', parameters: { type: 'object' }, strict: true } }] }).toolConfig).toEqual({ tools: [{ toolSpec: { name: 'h', inputSchema: { json: { type: 'object' } }, strict: true } }] });
+    expect(build({ tools: [{ type: 'function', function: { name: 'h', parameters: { type: 'object' }, strict: true } }] }).toolConfig).toEqual({
+      tools: [{ toolSpec: { name: 'h', inputSchema: { json: { type: 'object' } }, strict: true } }],
+    });
   });
 
   it('a conversation holding tool blocks always has a toolConfig (Converse requires one)', () => {
@@ -256,11 +405,29 @@ describe('parameters', () => {
       expect(err.param).toBe(param);
       expect(err.message).toContain(`'${param}'`);
     }
-    expect(build({ n: 1, logprobs: false, presence_penalty: 0, frequency_penalty: 0, logit_bias: {}, service_tier: 'auto', parallel_tool_calls: true })).toEqual({ messages: [{ role: 'user', content: [{ text: 'hi' }] }] });
+    expect(build({ n: 1, logprobs: false, presence_penalty: 0, frequency_penalty: 0, logit_bias: {}, service_tier: 'auto', parallel_tool_calls: true })).toEqual({
+      messages: [{ role: 'user', content: [{ text: 'hi' }] }],
+    });
   });
 
   it('with dropUnsupportedParams they are dropped, and the log says so', () => {
-    const call = callOf({ seed: 7, n: 3, response_format: { type: 'json_object' }, messages: [{ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] }, { dropUnsupportedParams: true });
+    const call = callOf(
+      {
+        seed: 7,
+        n: 3,
+        response_format: { type: 'json_object' },
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'look' },
+              { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+            ],
+          },
+        ],
+      },
+      { dropUnsupportedParams: true },
+    );
     expect(buildConverseBody(call)).toEqual({ messages: [{ role: 'user', content: [{ text: 'look' }] }] });
     const dropped = (call.log.info as ReturnType<typeof vi.fn>).mock.calls.map((c) => (c[0] as { param: string }).param);
     expect(dropped).toEqual(['seed', 'n', 'messages[0].content[1]', 'response_format']);

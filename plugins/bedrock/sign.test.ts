@@ -35,7 +35,9 @@ describe('signatureHeaders', () => {
     expect(Object.keys(headers).sort()).toEqual(['authorization', 'x-amz-content-sha256', 'x-amz-date']);
     expect(headers['x-amz-date']).toBe('20250102T030405Z');
     expect(headers['x-amz-content-sha256']).toMatch(/^[0-9a-f]{64}$/);
-    expect(headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/20250102\/us-east-1\/bedrock\/aws4_request, SignedHeaders=accept;content-type;host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/);
+    expect(headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/20250102\/us-east-1\/bedrock\/aws4_request, SignedHeaders=accept;content-type;host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/,
+    );
   });
 
   it('temporary credentials add x-amz-security-token, which is signed too', async () => {

@@ -27,7 +27,11 @@ async function decode(bytes: Uint8Array, size = bytes.length || 1): Promise<Bedr
 }
 
 const bin = (name: string) => new Uint8Array(loadFixture(FIXTURES, name).body);
-const jsonl = (name: string) => readFileSync(new URL(`${name}.events.jsonl`, FIXTURES), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { headers: Record<string, string>; payload: Record<string, unknown> });
+const jsonl = (name: string) =>
+  readFileSync(new URL(`${name}.events.jsonl`, FIXTURES), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { headers: Record<string, string>; payload: Record<string, unknown> });
 
 /** A frame as Bedrock would send it, encoded with the SDK's codec. */
 function frame(headers: Record<string, string>, payload: unknown): Uint8Array {
@@ -51,7 +55,10 @@ function translate(events: BedrockStreamEvent[]): ChatCompletionChunk[] {
 }
 
 const deltas = (chunks: ChatCompletionChunk[]) => chunks.filter((c) => c.choices.length).map((c) => c.choices[0].delta);
-const text = (chunks: ChatCompletionChunk[]) => deltas(chunks).map((d) => d.content ?? '').join('');
+const text = (chunks: ChatCompletionChunk[]) =>
+  deltas(chunks)
+    .map((d) => d.content ?? '')
+    .join('');
 
 describe('decodeEventStream', () => {
   for (const name of ['converse-stream-basic', 'converse-stream-tool-use', 'converse-stream-reasoning-claude', 'converse-stream-tool-result-followup', 'stream-exception-frame']) {
@@ -143,8 +150,12 @@ describe('stream translation', () => {
 
   it('Claude reasoning deltas become reasoning_content; the signature is dropped', async () => {
     const chunks = translate(await decode(bin('converse-stream-reasoning-claude')));
-    const reasoning = deltas(chunks).map((d) => (d.reasoning_content as string | undefined) ?? '').join('');
-    expect(reasoning).toBe('The user has greeted me with a simple "Hello". I should respond in a friendly and welcoming manner. This is a straightforward greeting, so I\'ll respond warmly and ask how I can help them today.');
+    const reasoning = deltas(chunks)
+      .map((d) => (d.reasoning_content as string | undefined) ?? '')
+      .join('');
+    expect(reasoning).toBe(
+      'The user has greeted me with a simple "Hello". I should respond in a friendly and welcoming manner. This is a straightforward greeting, so I\'ll respond warmly and ask how I can help them today.',
+    );
     expect(text(chunks)).toBe("Hello! It's nice to meet you. How can I help you today?");
     expect(deltas(chunks)[0]).toEqual({ role: 'assistant', reasoning_content: 'The' });
     expect(JSON.stringify(chunks)).not.toContain('signature');
@@ -161,7 +172,9 @@ describe('stream translation', () => {
     }
     expect(err).toBeInstanceOf(UpstreamError);
     expect(err).toMatchObject({ provider: 'aws', status: 500, retryable: true, failure: { message: 'Model Stream Error', code: 'modelStreamErrorException' } });
-    const throttled = await decode(frame({ ':message-type': 'exception', ':exception-type': 'throttlingException', ':content-type': 'application/json' }, { message: 'Too many tokens, please wait before trying again.' }));
+    const throttled = await decode(
+      frame({ ':message-type': 'exception', ':exception-type': 'throttlingException', ':content-type': 'application/json' }, { message: 'Too many tokens, please wait before trying again.' }),
+    );
     expect(() => createStreamTranslator(call).push(throttled[0])).toThrow(expect.objectContaining({ status: 429, retryable: true }));
   });
 
@@ -174,7 +187,12 @@ describe('stream translation', () => {
   });
 
   it('stop reasons: max_tokens → length, guardrail → content_filter', () => {
-    for (const [stopReason, finish] of [['max_tokens', 'length'], ['guardrail_intervened', 'content_filter'], ['content_filtered', 'content_filter'], ['stop_sequence', 'stop']]) {
+    for (const [stopReason, finish] of [
+      ['max_tokens', 'length'],
+      ['guardrail_intervened', 'content_filter'],
+      ['content_filtered', 'content_filter'],
+      ['stop_sequence', 'stop'],
+    ]) {
       const chunks = translate([{ kind: 'event', type: 'messageStop', payload: { stopReason } }]);
       expect(chunks[0].choices[0]).toMatchObject({ delta: { role: 'assistant' }, finish_reason: finish });
     }

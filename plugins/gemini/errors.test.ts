@@ -18,7 +18,7 @@ describe('recorded error bodies', () => {
     expect(client.message).not.toContain('API key not valid');
   });
 
-  it('a plain INVALID_ARGUMENT (Vertex) stays a 400 with Google\'s message', () => {
+  it("a plain INVALID_ARGUMENT (Vertex) stays a 400 with Google's message", () => {
     const failure = readGoogleError(400, body('vertex-error-400-invalid-argument'));
     expect(failure).toEqual({ message: expect.stringMatching(/^Cannot fetch content from the provided URL/), code: 'INVALID_ARGUMENT' });
     expect(UpstreamError.http('g', 400, failure).toClientError().code).toBe('upstream_bad_request');
@@ -38,13 +38,22 @@ describe('details and odd bodies', () => {
         message: 'You exceeded your current quota.',
         status: 'RESOURCE_EXHAUSTED',
         details: [
-          { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests', quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier' }] },
+          {
+            '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+            violations: [{ quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests', quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier' }],
+          },
           { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '41s' },
         ],
       },
     });
     expect(failure).toMatchObject({ retryAfterMs: 41_000, retryable: false });
-    const perMinute = readGoogleError(429, { error: { code: 429, status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaId: 'GenerateRequestsPerMinutePerProjectPerModel' }] }] } });
+    const perMinute = readGoogleError(429, {
+      error: {
+        code: 429,
+        status: 'RESOURCE_EXHAUSTED',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaId: 'GenerateRequestsPerMinutePerProjectPerModel' }] }],
+      },
+    });
     expect(perMinute.retryable).toBeUndefined();
     expect(perMinute.message).toBe('RESOURCE_EXHAUSTED');
   });
@@ -56,7 +65,10 @@ describe('details and odd bodies', () => {
   });
 
   it('the envelope wrapped in an array, a code without a status name, text and empty bodies', () => {
-    expect(readGoogleError(400, [{ error: { code: 400, message: 'Function call is missing a thought_signature', status: 'INVALID_ARGUMENT' } }])).toEqual({ message: 'Function call is missing a thought_signature', code: 'INVALID_ARGUMENT' });
+    expect(readGoogleError(400, [{ error: { code: 400, message: 'Function call is missing a thought_signature', status: 'INVALID_ARGUMENT' } }])).toEqual({
+      message: 'Function call is missing a thought_signature',
+      code: 'INVALID_ARGUMENT',
+    });
     expect(readGoogleError(500, { error: { code: 500, message: 'boom' } })).toEqual({ message: 'boom', code: '500' });
     expect(readGoogleError(502, '  <html>Bad Gateway</html>\n')).toEqual({ message: '<html>Bad Gateway</html>' });
     expect(readGoogleError(503, '')).toEqual({ message: 'HTTP 503' });

@@ -37,7 +37,10 @@ function rejection(request: Partial<ChatCompletionRequest>, extra: Partial<Provi
 }
 
 const user = (content: string) => ({ role: 'user' as const, content });
-const DIVIDE = { type: 'function' as const, function: { name: 'customDivide', description: 'Custom divide function', parameters: { properties: { denominator: { type: 'number' }, numerator: { type: 'number' } }, type: 'object' } } };
+const DIVIDE = {
+  type: 'function' as const,
+  function: { name: 'customDivide', description: 'Custom divide function', parameters: { properties: { denominator: { type: 'number' }, numerator: { type: 'number' } }, type: 'object' } },
+};
 
 describe('recorded requests, key for key', () => {
   it('system instruction', () => {
@@ -56,7 +59,13 @@ describe('recorded requests, key for key', () => {
     const body = build({
       messages: [
         { role: 'system', content: 'You are a helpful chatbot.' },
-        { role: 'user', content: [{ type: 'text', text: 'What is this vegetable?' }, { type: 'image_url', image_url: { url: `data:${mimeType};base64,${data}` } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this vegetable?' },
+            { type: 'image_url', image_url: { url: `data:${mimeType};base64,${data}` } },
+          ],
+        },
       ],
     });
     expect(body).toEqual(fixture);
@@ -92,13 +101,17 @@ describe('recorded requests, key for key', () => {
 
   it('streaming requests carry the same body (the method is in the path)', () => {
     expect(build({ stream: true, messages: [user('why is the sky blue?')] })).toEqual(recorded('stream-basic'));
-    expect(build({ stream: true, temperature: 0, messages: [{ role: 'system', content: 'You are a helpful chatbot.' }, user('What is the capital of France?')] })).toEqual(recorded('stream-wire-exact'));
+    expect(build({ stream: true, temperature: 0, messages: [{ role: 'system', content: 'You are a helpful chatbot.' }, user('What is the capital of France?')] })).toEqual(
+      recorded('stream-wire-exact'),
+    );
   });
 
-  it('thinking settings through Google\'s extension block: a budget, and thought summaries', () => {
+  it("thinking settings through Google's extension block: a budget, and thought summaries", () => {
     const budget = recorded('generate-basic-max-tokens');
     delete budget.generationConfig.candidateCount; // n: 1 is the default: left out
-    expect(build({ messages: [user('why is the sky blue?')], max_tokens: 200, n: 1, extra_body: { google: { thinking_config: { thinking_budget: 50 } } } }, { model: 'gemini-2.5-flash' })).toEqual(budget);
+    expect(build({ messages: [user('why is the sky blue?')], max_tokens: 200, n: 1, extra_body: { google: { thinking_config: { thinking_budget: 50 } } } }, { model: 'gemini-2.5-flash' })).toEqual(
+      budget,
+    );
     const thoughts = recorded('generate-thinking-thought-part');
     delete thoughts.generationConfig.candidateCount;
     expect(build({ messages: [user('What is the sum of natural numbers from 1 to 100?')], max_completion_tokens: 20, google: { thinking_config: { include_thoughts: true } } })).toEqual(thoughts);
@@ -108,14 +121,27 @@ describe('recorded requests, key for key', () => {
 describe('parameters → generationConfig', () => {
   it('every sampling parameter, max_completion_tokens over max_tokens', () => {
     const body = build({ temperature: 0.3, top_p: 0.8, top_k: 40, max_tokens: 10, max_completion_tokens: 64, stop: ['END', ''], seed: 7, n: 2, presence_penalty: 0.1, frequency_penalty: -0.2 });
-    expect(body.generationConfig).toEqual({ temperature: 0.3, topP: 0.8, topK: 40, maxOutputTokens: 64, stopSequences: ['END'], seed: 7, candidateCount: 2, presencePenalty: 0.1, frequencyPenalty: -0.2 });
+    expect(body.generationConfig).toEqual({
+      temperature: 0.3,
+      topP: 0.8,
+      topK: 40,
+      maxOutputTokens: 64,
+      stopSequences: ['END'],
+      seed: 7,
+      candidateCount: 2,
+      presencePenalty: 0.1,
+      frequencyPenalty: -0.2,
+    });
     expect(build({ stop: 'STOP' }).generationConfig).toEqual({ stopSequences: ['STOP'] });
     expect(build({ stop: '' })).not.toHaveProperty('generationConfig');
   });
 
   it('response_format: json_schema → responseJsonSchema, json_object → JSON mime type, text → nothing', () => {
     const schema = { type: 'object', properties: { mood: { type: 'string' } }, required: ['mood'] };
-    expect(build({ response_format: { type: 'json_schema', json_schema: { name: 'mood', schema, strict: true } } }).generationConfig).toEqual({ responseMimeType: 'application/json', responseJsonSchema: schema });
+    expect(build({ response_format: { type: 'json_schema', json_schema: { name: 'mood', schema, strict: true } } }).generationConfig).toEqual({
+      responseMimeType: 'application/json',
+      responseJsonSchema: schema,
+    });
     expect(build({ response_format: { type: 'json_object' } }).generationConfig).toEqual({ responseMimeType: 'application/json' });
     expect(build({ response_format: { type: 'text' } })).not.toHaveProperty('generationConfig');
   });
@@ -139,7 +165,9 @@ describe('parameters → generationConfig', () => {
     const body = build({ reasoning_effort: 'low', google: { thinking_config: { thinking_budget: 99, include_thoughts: true }, cached_content: 'cachedContents/abc' } }, { model: 'gemini-2.5-flash' });
     expect(body.generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 99, includeThoughts: true } });
     expect(body.cachedContent).toBe('cachedContents/abc');
-    expect(build({ reasoning_effort: 'low', google: { thinking_config: { include_thoughts: true } } }, { model: 'gemini-2.5-flash' }).generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 1024, includeThoughts: true } });
+    expect(build({ reasoning_effort: 'low', google: { thinking_config: { include_thoughts: true } } }, { model: 'gemini-2.5-flash' }).generationConfig).toEqual({
+      thinkingConfig: { thinkingBudget: 1024, includeThoughts: true },
+    });
   });
 
   it('user and metadata have no Gemini field: left out; safetySettings come from the provider options', () => {
@@ -176,7 +204,13 @@ describe('messages → contents', () => {
         user('Hi'),
         { role: 'developer', content: [{ type: 'text', text: 'Answer in French.' }] },
         user(''),
-        { role: 'user', content: [{ type: 'text', text: 'Again' }, { type: 'text', text: '' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Again' },
+            { type: 'text', text: '' },
+          ],
+        },
         { role: 'assistant', content: '' },
         { role: 'assistant', content: 'Bonjour' },
         { role: 'system', content: '' },
@@ -199,10 +233,14 @@ describe('messages → contents', () => {
     const body = build({
       messages: [
         user('Weather in Paris and Rome?'),
-        { role: 'assistant', content: 'Checking.', tool_calls: [
-          { id: 'a', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
-          { id: 'b', type: 'function', function: { name: 'time', arguments: '' } },
-        ] },
+        {
+          role: 'assistant',
+          content: 'Checking.',
+          tool_calls: [
+            { id: 'a', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
+            { id: 'b', type: 'function', function: { name: 'time', arguments: '' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'b', content: 'noon' },
         { role: 'tool', tool_call_id: 'a', content: [{ type: 'text', text: '[1,2]' }] },
         user('Thanks'),
@@ -225,21 +263,31 @@ describe('messages → contents', () => {
 
   it('images by URL → fileData (with the type the extension names), audio and inline files → inlineData', () => {
     const body = build({
-      messages: [{ role: 'user', content: [
-        { type: 'image_url', image_url: { url: 'https://example.com/photos/k.PNG?size=2', detail: 'high' } },
-        { type: 'image_url', image_url: { url: 'https://example.com/render' } },
-        { type: 'image_url', image_url: { url: 'gs://bucket/cat.jpg' } },
-        { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } },
-        { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'a.pdf' } },
-      ] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'https://example.com/photos/k.PNG?size=2', detail: 'high' } },
+            { type: 'image_url', image_url: { url: 'https://example.com/render' } },
+            { type: 'image_url', image_url: { url: 'gs://bucket/cat.jpg' } },
+            { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } },
+            { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'a.pdf' } },
+          ],
+        },
+      ],
     });
-    expect(body.contents).toEqual([{ role: 'user', parts: [
-      { fileData: { mimeType: 'image/png', fileUri: 'https://example.com/photos/k.PNG?size=2' } },
-      { fileData: { fileUri: 'https://example.com/render' } },
-      { fileData: { mimeType: 'image/jpeg', fileUri: 'gs://bucket/cat.jpg' } },
-      { inlineData: { mimeType: 'audio/wav', data: 'UklGRg==' } },
-      { inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } },
-    ] }]);
+    expect(body.contents).toEqual([
+      {
+        role: 'user',
+        parts: [
+          { fileData: { mimeType: 'image/png', fileUri: 'https://example.com/photos/k.PNG?size=2' } },
+          { fileData: { fileUri: 'https://example.com/render' } },
+          { fileData: { mimeType: 'image/jpeg', fileUri: 'gs://bucket/cat.jpg' } },
+          { inlineData: { mimeType: 'audio/wav', data: 'UklGRg==' } },
+          { inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } },
+        ],
+      },
+    ]);
   });
 });
 
@@ -247,10 +295,14 @@ describe('thought signatures', () => {
   const turn = (extra: Record<string, unknown> | undefined) => ({
     messages: [
       user('go'),
-      { role: 'assistant' as const, content: null, tool_calls: [
-        { id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{}' }, ...(extra ? { extra_content: extra } : {}) },
-        { id: 'c2', type: 'function' as const, function: { name: 'g', arguments: '{}' } },
-      ] },
+      {
+        role: 'assistant' as const,
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{}' }, ...(extra ? { extra_content: extra } : {}) },
+          { id: 'c2', type: 'function' as const, function: { name: 'g', arguments: '{}' } },
+        ],
+      },
       { role: 'tool' as const, tool_call_id: 'c1', content: '{}' },
       { role: 'tool' as const, tool_call_id: 'c2', content: '{}' },
     ],
@@ -283,8 +335,34 @@ describe('unsupported parameters: 400 naming them, or dropped and logged', () =>
     ['service_tier', { service_tier: 'flex' }],
     ['tools[0]', { tools: [{ type: 'web_search' } as never] }],
     ['messages[0].role', { messages: [{ role: 'function', name: 'f', content: '1' }, user('x')] }],
-    ['messages[0].content[0]', { messages: [{ role: 'user', content: [{ type: 'refusal', refusal: 'no' }, { type: 'text', text: 'x' }] }] }],
-    ['messages[0].content[0]', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/svg+xml,<svg/>' } }, { type: 'text', text: 'x' }] }] }],
+    [
+      'messages[0].content[0]',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'refusal', refusal: 'no' },
+              { type: 'text', text: 'x' },
+            ],
+          },
+        ],
+      },
+    ],
+    [
+      'messages[0].content[0]',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image_url', image_url: { url: 'data:image/svg+xml,<svg/>' } },
+              { type: 'text', text: 'x' },
+            ],
+          },
+        ],
+      },
+    ],
   ];
 
   for (const [param, request] of cases) {

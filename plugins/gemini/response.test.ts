@@ -22,7 +22,12 @@ describe('recorded answers', () => {
     const r = complete(answer('generate-multi-turn'));
     expect(r).toMatchObject({ id: 'chatcmpl-qtSfaKjsCcmagbUPt96I0QI', object: 'chat.completion', model: 'gemini-2.0-flash' });
     expect(r.choices).toEqual([
-      { index: 0, message: { role: 'assistant', content: "While the story doesn't explicitly have a title, a fitting title could be:\n\n**The Clockmaker's Silence**\n", refusal: null }, logprobs: null, finish_reason: 'stop' },
+      {
+        index: 0,
+        message: { role: 'assistant', content: "While the story doesn't explicitly have a title, a fitting title could be:\n\n**The Clockmaker's Silence**\n", refusal: null },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
     ]);
     expect(r.usage).toEqual({ prompt_tokens: 145, completion_tokens: 27, total_tokens: 172, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } });
   });
@@ -46,7 +51,12 @@ describe('recorded answers', () => {
     const r = complete(answer('generate-function-call'));
     expect(r.choices[0]).toEqual({
       index: 0,
-      message: { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: 'call_req_test_0', type: 'function', function: { name: 'customDivide', arguments: '{"denominator":2,"numerator":10}' } }] },
+      message: {
+        role: 'assistant',
+        content: null,
+        refusal: null,
+        tool_calls: [{ id: 'call_req_test_0', type: 'function', function: { name: 'customDivide', arguments: '{"denominator":2,"numerator":10}' } }],
+      },
       logprobs: null,
       finish_reason: 'tool_calls',
     });
@@ -65,8 +75,17 @@ describe('recorded answers', () => {
     ]);
   });
 
-  it('the usage total equals Google\'s totalTokenCount in every recorded answer', () => {
-    for (const name of ['generate-basic-max-tokens', 'generate-function-call', 'generate-function-call-thought-signature', 'generate-function-response-followup', 'generate-multi-turn', 'generate-system-instruction', 'generate-thinking-thought-part', 'image-input-base64']) {
+  it("the usage total equals Google's totalTokenCount in every recorded answer", () => {
+    for (const name of [
+      'generate-basic-max-tokens',
+      'generate-function-call',
+      'generate-function-call-thought-signature',
+      'generate-function-response-followup',
+      'generate-multi-turn',
+      'generate-system-instruction',
+      'generate-thinking-thought-part',
+      'image-input-base64',
+    ]) {
       const body = answer(name);
       expect(complete(body).usage!.total_tokens, name).toBe(body.usageMetadata.totalTokenCount);
     }
@@ -107,13 +126,29 @@ describe('edge cases', () => {
 
   it('logprobsResult → logprobs.content with top alternatives and UTF-8 bytes', () => {
     const logprobsResult = {
-      topCandidates: [{ candidates: [{ token: 'Hé', logProbability: -0.1 }, { token: 'Hi', logProbability: -2.5 }] }, { candidates: [{ token: '!' }] }],
+      topCandidates: [
+        {
+          candidates: [
+            { token: 'Hé', logProbability: -0.1 },
+            { token: 'Hi', logProbability: -2.5 },
+          ],
+        },
+        { candidates: [{ token: '!' }] },
+      ],
       chosenCandidates: [{ token: 'Hé', tokenId: 5, logProbability: -0.1 }, { token: '!' }],
     };
     const r = complete({ candidates: [{ content: { parts: [{ text: 'Hé!' }] }, finishReason: 'STOP', logprobsResult }] });
     expect(r.choices[0].logprobs).toEqual({
       content: [
-        { token: 'Hé', logprob: -0.1, bytes: [72, 195, 169], top_logprobs: [{ token: 'Hé', logprob: -0.1, bytes: [72, 195, 169] }, { token: 'Hi', logprob: -2.5, bytes: [72, 105] }] },
+        {
+          token: 'Hé',
+          logprob: -0.1,
+          bytes: [72, 195, 169],
+          top_logprobs: [
+            { token: 'Hé', logprob: -0.1, bytes: [72, 195, 169] },
+            { token: 'Hi', logprob: -2.5, bytes: [72, 105] },
+          ],
+        },
         { token: '!', logprob: 0, bytes: [33], top_logprobs: [{ token: '!', logprob: 0, bytes: [33] }] },
       ],
       refusal: null,

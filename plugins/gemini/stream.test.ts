@@ -38,7 +38,10 @@ function translate(events: SseJsonEvent[]): ChatCompletionChunk[] {
 }
 
 const deltas = (chunks: ChatCompletionChunk[]) => chunks.filter((c) => c.choices.length).map((c) => c.choices[0].delta);
-const textOf = (chunks: ChatCompletionChunk[]) => deltas(chunks).map((d) => d.content ?? '').join('');
+const textOf = (chunks: ChatCompletionChunk[]) =>
+  deltas(chunks)
+    .map((d) => d.content ?? '')
+    .join('');
 
 describe('recorded streams', () => {
   it('the byte-exact CRLF capture: role on the first chunk, text deltas, one finish, then usage of the last event', async () => {
@@ -48,7 +51,14 @@ describe('recorded streams', () => {
     expect(new Set(chunks.map((c) => c.id))).toEqual(new Set(['chatcmpl-w1peaMz6INOvnvgPgYfPiQY']));
     expect(new Set(chunks.map((c) => c.model))).toEqual(new Set(['gemini-2.0-flash-exp']));
     // The prompt count changed from 15 to 13 in the last event: the last one counts.
-    expect(chunks.at(-1)).toEqual({ id: 'chatcmpl-w1peaMz6INOvnvgPgYfPiQY', object: 'chat.completion.chunk', created: chunks[0].created, model: 'gemini-2.0-flash-exp', choices: [], usage: { prompt_tokens: 13, completion_tokens: 8, total_tokens: 21, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } } });
+    expect(chunks.at(-1)).toEqual({
+      id: 'chatcmpl-w1peaMz6INOvnvgPgYfPiQY',
+      object: 'chat.completion.chunk',
+      created: chunks[0].created,
+      model: 'gemini-2.0-flash-exp',
+      choices: [],
+      usage: { prompt_tokens: 13, completion_tokens: 8, total_tokens: 21, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } },
+    });
   });
 
   it('a longer stream: the text is the concatenation of every event, usage from the last', async () => {
@@ -100,7 +110,10 @@ describe('synthetic events', () => {
     const chunks = translate([
       event({ candidates: [{ content: { role: 'model', parts: [{ text: 'Let me think', thought: true }] } }], responseId: 'r1', modelVersion: 'gemini-3-pro' }),
       event({ candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'a', args: { x: 1 } }, thoughtSignature: 'sig' }] } }] }),
-      event({ candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'b' } }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 4, thoughtsTokenCount: 5 } }),
+      event({
+        candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'b' } }] }, finishReason: 'STOP' }],
+        usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 4, thoughtsTokenCount: 5 },
+      }),
     ]);
     expect(deltas(chunks)).toEqual([
       { role: 'assistant', reasoning_content: 'Let me think' },
@@ -120,7 +133,12 @@ describe('synthetic events', () => {
 
   it('two candidates (n: 2): a role for each choice, and the stream is whole only when both finished', () => {
     const events = [
-      event({ candidates: [{ index: 0, content: { parts: [{ text: 'A' }] } }, { index: 1, content: { parts: [{ text: 'B' }] } }] }),
+      event({
+        candidates: [
+          { index: 0, content: { parts: [{ text: 'A' }] } },
+          { index: 1, content: { parts: [{ text: 'B' }] } },
+        ],
+      }),
       event({ candidates: [{ index: 0, content: { parts: [{ text: '.' }] }, finishReason: 'STOP' }] }),
     ];
     expect(pushAll(events).end).toThrow(/ended before a finishReason/);
@@ -143,14 +161,26 @@ describe('synthetic events', () => {
   });
 
   it('logprobs ride on their content delta', () => {
-    const chunks = translate([event({ candidates: [{ content: { parts: [{ text: 'Hi' }] }, finishReason: 'STOP', logprobsResult: { chosenCandidates: [{ token: 'Hi', logProbability: -0.5 }], topCandidates: [{ candidates: [{ token: 'Hi', logProbability: -0.5 }] }] } }] })]);
+    const chunks = translate([
+      event({
+        candidates: [
+          {
+            content: { parts: [{ text: 'Hi' }] },
+            finishReason: 'STOP',
+            logprobsResult: { chosenCandidates: [{ token: 'Hi', logProbability: -0.5 }], topCandidates: [{ candidates: [{ token: 'Hi', logProbability: -0.5 }] }] },
+          },
+        ],
+      }),
+    ]);
     expect(chunks[0].choices[0].logprobs).toEqual({ content: [{ token: 'Hi', logprob: -0.5, bytes: [72, 105], top_logprobs: [{ token: 'Hi', logprob: -0.5, bytes: [72, 105] }] }], refusal: null });
     expect(chunks[1].choices[0].logprobs).toBeNull();
   });
 
-  it('an error event is an UpstreamError with Google\'s status; a non-object event is a protocol error', () => {
+  it("an error event is an UpstreamError with Google's status; a non-object event is a protocol error", () => {
     const t = createStreamTranslator(call);
-    expect(() => t.push(event({ error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED' } }))).toThrow(expect.objectContaining({ kind: 'http', status: 429, failure: expect.objectContaining({ code: 'RESOURCE_EXHAUSTED' }) }));
+    expect(() => t.push(event({ error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED' } }))).toThrow(
+      expect.objectContaining({ kind: 'http', status: 429, failure: expect.objectContaining({ code: 'RESOURCE_EXHAUSTED' }) }),
+    );
     expect(() => t.push(event('hello'))).toThrow(expect.objectContaining({ kind: 'protocol' }));
     expect(() => t.push(event([1]))).toThrow(expect.objectContaining({ kind: 'protocol' }));
   });

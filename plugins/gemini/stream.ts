@@ -22,7 +22,6 @@ import { UpstreamError, ChunkBuilder, type SseJsonEvent, type ChunkDelta } from 
 import { callIds, contentOf, createdOf, errorInBody, finishReason, logprobsOf, usageOf } from './response.ts';
 import type { GeminiCandidate, GeminiResponse, GeminiUsage } from './native.ts';
 
-
 interface ChoiceState {
   /** Tool calls sent so far: the next one's `index`. */
   tools: number;

@@ -53,4 +53,3 @@ function seedOf(input: string | number[]): number {
   const key = typeof input === 'string' ? `t:${input}` : `n:${input.join(',')}`;
   return createHash('sha256').update(key).digest().readUInt32LE(0);
 }
-

@@ -20,7 +20,10 @@ export function sampleOf(schema: unknown, root: Schema = schema as Schema, depth
   if (!schema || typeof schema !== 'object' || depth > 32) return null;
   const s = schema as Schema;
   if (typeof s.$ref === 'string' && s.$ref.startsWith('#/')) {
-    const target = s.$ref.slice(2).split('/').reduce<any>((node, part) => node?.[part], root);
+    const target = s.$ref
+      .slice(2)
+      .split('/')
+      .reduce<any>((node, part) => node?.[part], root);
     return sampleOf(target, root, depth + 1, name);
   }
   if ('const' in s) return s.const;

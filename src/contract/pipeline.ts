@@ -18,10 +18,7 @@ export interface AttemptRecord {
 }
 
 /** What the client gets, once translated. */
-export type GatewayResponse =
-  | { kind: 'completion'; body: ChatCompletion }
-  | { kind: 'stream'; chunks: AsyncIterable<ChatCompletionChunk> }
-  | { kind: 'embeddings'; body: EmbeddingResponse };
+export type GatewayResponse = { kind: 'completion'; body: ChatCompletion } | { kind: 'stream'; chunks: AsyncIterable<ChatCompletionChunk> } | { kind: 'embeddings'; body: EmbeddingResponse };
 
 /**
  * One try against one target, as stages see it. The core's Attempt owns the whole of it:

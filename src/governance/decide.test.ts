@@ -15,11 +15,18 @@ describe('decide', () => {
     expect(chooseRefusal([tooLarge, spent, wait])).toBe(spent);
   });
 
-  it('turns raw violations into refusals in the caller\'s units', () => {
+  it("turns raw violations into refusals in the caller's units", () => {
     const scopes: Scope[] = [{ name: 'team:t', limits: { budget: { usd: 2, period: 'daily' }, concurrency: 1 } }];
     const now = Date.UTC(2026, 0, 1, 12);
     expect(refusalOf({ scope: 0, kind: 'budget', used: 1.5e9, limit: 2e9, retryAt: null, final: true }, scopes, 10, 6e8, now)).toEqual({
-      scope: 'team:t', kind: 'budget', used: 1.5, limit: 2, requested: 0.6, retryAfterMs: null, final: true, resetsAt: Date.UTC(2026, 0, 2),
+      scope: 'team:t',
+      kind: 'budget',
+      used: 1.5,
+      limit: 2,
+      requested: 0.6,
+      retryAfterMs: null,
+      final: true,
+      resetsAt: Date.UTC(2026, 0, 2),
     });
     expect(refusalOf({ scope: 0, kind: 'concurrency', used: 1, limit: 1, retryAt: null, final: false }, scopes, 10, 0, now)).toMatchObject({ retryAfterMs: CONTENDED_RETRY_MS });
     expect(refusalOf({ scope: 0, kind: 'requests', used: 3, limit: 3, retryAt: now + 1_500, final: false }, scopes, 10, 0, now)).toMatchObject({ requested: 1, retryAfterMs: 1_500 });

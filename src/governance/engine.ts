@@ -58,9 +58,12 @@ export function createEngine(store: ScopeStore, options: EngineOptions): StateBa
   const leaseTtlMs = options.leaseTtlMs ?? 30_000;
   const held = new LeaseBook();
   const queue = new SettleQueue(store, { log: options.log, max: options.maxQueued ?? 100_000, retryEveryMs: options.retryEveryMs ?? 1_000 });
-  const renewal = setInterval(() => {
-    if (held.size > 0) store.renew({ leaseTtlMs, leases: held.leases() }).catch(() => undefined);
-  }, options.renewEveryMs ?? leaseTtlMs / 3).unref();
+  const renewal = setInterval(
+    () => {
+      if (held.size > 0) store.renew({ leaseTtlMs, leases: held.leases() }).catch(() => undefined);
+    },
+    options.renewEveryMs ?? leaseTtlMs / 3,
+  ).unref();
 
   async function submit(settlement: RawSettle): Promise<SettleOutcome> {
     try {
@@ -93,7 +96,10 @@ export function createEngine(store: ScopeStore, options: EngineOptions): StateBa
         const raw = await store.admit({ id, now: request.now, tokens, costNano, leaseTtlMs, scopes: scopes.map(rawScope) });
         const quota = scopes.map((s, i) => quotaOf(s, raw.figures[i]!, raw.now));
         if (raw.admitted) {
-          held.hold(id, scopes.map((s) => s.name));
+          held.hold(
+            id,
+            scopes.map((s) => s.name),
+          );
           return { status: 'admitted', lease: { id, at: raw.now, scopes, tokens, costUsd, reserved: true }, quota };
         }
         const violations = raw.violations.map((v) => refusalOf(v, scopes, tokens, costNano, raw.now));

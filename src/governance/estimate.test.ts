@@ -13,7 +13,13 @@ describe('tokenEstimate', () => {
       model: 'gpt-4o',
       messages: [
         { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+          ],
+        },
       ],
       tools: [{ type: 'function', function: { name: 'f' } }],
       max_completion_tokens: 100,

@@ -32,7 +32,10 @@ function tightest(windows: Array<WindowQuota | undefined>): WindowQuota | undefi
 /** Empty when no scope limits requests or tokens (an unlimited key gets no such headers). */
 export function rateLimitHeaders(quota: readonly ScopeQuota[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const [dimension, window] of [['requests', tightest(quota.map((q) => q.requests))], ['tokens', tightest(quota.map((q) => q.tokens))]] as const) {
+  for (const [dimension, window] of [
+    ['requests', tightest(quota.map((q) => q.requests))],
+    ['tokens', tightest(quota.map((q) => q.tokens))],
+  ] as const) {
     if (!window) continue;
     headers[`x-ratelimit-limit-${dimension}`] = String(window.limit);
     headers[`x-ratelimit-remaining-${dimension}`] = String(window.remaining);

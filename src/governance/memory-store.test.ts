@@ -32,7 +32,9 @@ describe('memory store', () => {
     const refused = await second.admit({ scopes, tokens: 100, costUsd: 0.3, now: T0 + 2 });
     expect(refused.status === 'refused' && refused.refusal).toMatchObject({ kind: 'budget', final: true });
     const page = await second.usage({ startTime: T0 / 1000, endTime: T0 / 1000 + 60, groupBy: ['key', 'team', 'model'] });
-    expect(page.data[0]!.results).toEqual([expect.objectContaining({ key: 'persist', team: 'search', model: 'gpt-4o', num_model_requests: 1, input_tokens: 60, output_tokens: 40, amount: { value: 0.75, currency: 'usd' } })]);
+    expect(page.data[0]!.results).toEqual([
+      expect.objectContaining({ key: 'persist', team: 'search', model: 'gpt-4o', num_model_requests: 1, input_tokens: 60, output_tokens: 40, amount: { value: 0.75, currency: 'usd' } }),
+    ]);
     await second.close();
   });
 

@@ -18,7 +18,7 @@ export function dayId(ms: number): string {
 /** Days since the epoch of the Monday starting the ISO week of `ms` (1970-01-01 was a Thursday). */
 function mondayOf(ms: number): number {
   const days = Math.floor(ms / DAY_MS);
-  return days - (((days + 3) % 7) + 7) % 7;
+  return days - ((((days + 3) % 7) + 7) % 7);
 }
 
 export function periodId(period: BudgetPeriod, ms: number): string {

@@ -38,7 +38,7 @@ describe('prices', () => {
     expect(findPrice(BUILT_IN_PRICES, 'azure-openai', 'gpt-4o')).toBeUndefined();
   });
 
-  it('lets the target\'s price win, and an operator file extend or correct the table', async () => {
+  it("lets the target's price win, and an operator file extend or correct the table", async () => {
     expect(priceOf(BUILT_IN_PRICES, { plugin: 'openai', model: 'gpt-4o', price: { input: 1, output: 2 } })).toEqual({ input: 1, output: 2 });
     expect(priceOf(BUILT_IN_PRICES, { plugin: 'openai', model: 'my-finetune' })).toBeNull();
     const dir = mkdtempSync(join(tmpdir(), 'prices-'));

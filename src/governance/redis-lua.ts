@@ -127,7 +127,9 @@ end
  * n, then n × (name, rpm, tpm, concurrency, budget nano, period) with '' for no limit.
  * Returns: admitted (1/0), now, n, n × 7 figures, m, m × (scope index, kind, used, limit, retryAt, final).
  */
-export const ADMIT_LUA = LUA_PRELUDE + String.raw`
+export const ADMIT_LUA =
+  LUA_PRELUDE +
+  String.raw`
 local id = ARGV[2]
 local now = clock(ARGV[3])
 local tokens, cost, ttl, window, openTtl, n = num(ARGV[4]), num(ARGV[5]), num(ARGV[6]), num(ARGV[7]), num(ARGV[8]), num(ARGV[9])
@@ -229,7 +231,9 @@ return out
  * then key ('' = no usage record), team, model, input, cached input, cache write, output.
  * Returns 1, or 0 when the request was settled already.
  */
-export const SETTLE_LUA = LUA_PRELUDE + String.raw`
+export const SETTLE_LUA =
+  LUA_PRELUDE +
+  String.raw`
 local id, at = ARGV[2], num(ARGV[3])
 local reserved, final = ARGV[4] == '1', ARGV[5] == '1'
 local tokens, cost, n = num(ARGV[6]), tonumber(ARGV[7]), num(ARGV[8])
@@ -270,7 +274,9 @@ return 1
 `;
 
 /** ARGV: prefix, now ('' = TIME), lease ttl, open-marker ttl, m, then m × (id, n, n names). */
-export const RENEW_LUA = LUA_PRELUDE + String.raw`
+export const RENEW_LUA =
+  LUA_PRELUDE +
+  String.raw`
 local now, ttl, openTtl, m = clock(ARGV[2]), num(ARGV[3]), num(ARGV[4]), num(ARGV[5])
 local o = 5
 for _ = 1, m do
@@ -285,7 +291,9 @@ return 1
 `;
 
 /** ARGV: prefix, now ('' = TIME), window, n, then n × (name, period). Returns now, n × 7 figures. */
-export const FIGURES_LUA = LUA_PRELUDE + String.raw`
+export const FIGURES_LUA =
+  LUA_PRELUDE +
+  String.raw`
 local now, window, n = clock(ARGV[2]), num(ARGV[3]), num(ARGV[4])
 local out = { str(now) }
 for i = 1, n do

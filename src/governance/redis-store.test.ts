@@ -32,7 +32,16 @@ backendSuite('redis', () => pair());
 describe('redis store', () => {
   it('computes the same calendar period ids in Lua as in TypeScript (1970 to 2100, leap days, year ends)', async () => {
     const redis = new Redis(server.url);
-    const edges = [0, Date.UTC(2000, 1, 29, 23, 59, 59, 999), Date.UTC(2000, 2, 1), Date.UTC(2024, 11, 31, 23, 59, 59, 999), Date.UTC(2025, 0, 1), Date.UTC(2026, 0, 4, 23, 59, 59, 999), Date.UTC(2026, 0, 5), Date.UTC(2100, 1, 28, 12)];
+    const edges = [
+      0,
+      Date.UTC(2000, 1, 29, 23, 59, 59, 999),
+      Date.UTC(2000, 2, 1),
+      Date.UTC(2024, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2025, 0, 1),
+      Date.UTC(2026, 0, 4, 23, 59, 59, 999),
+      Date.UTC(2026, 0, 5),
+      Date.UTC(2100, 1, 28, 12),
+    ];
     let seed = 1;
     const samples = [...edges, ...Array.from({ length: 400 }, () => Math.floor(((seed = (seed * 16807) % 2147483647) / 2147483647) * Date.UTC(2100, 0, 1)))];
     const args = samples.flatMap((ms) => PERIODS.map((p) => [p, ms] as const));
@@ -41,7 +50,6 @@ describe('redis store', () => {
     expect(ids).toEqual(args.map(([p, ms]) => periodId(p, ms)));
     redis.disconnect();
   });
-
 
   it('uses the Redis server clock when no time is passed', async () => {
     const { a, close } = await pair();
@@ -63,7 +71,7 @@ describe('redis store', () => {
     await close();
   });
 
-  it('renews leases in real time, and a dead instance\'s slot comes back after the lease expires', async () => {
+  it("renews leases in real time, and a dead instance's slot comes back after the lease expires", async () => {
     const { a, b, close } = await pair({ leaseTtlMs: 1_000, renewEveryMs: 200 });
     const scopes: Scope[] = [{ name: 'key:lease', limits: { concurrency: 1 } }];
     const held = await a.admit({ scopes, tokens: 1, costUsd: 0 });

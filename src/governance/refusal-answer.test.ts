@@ -23,7 +23,10 @@ describe('refusalAnswer', () => {
   });
 
   it('tells a request too large for tpm not to retry, and refuses an unpriced model for a budgeted key', () => {
-    expect(refusalAnswer({ scope: 'key:k', kind: 'tokens', used: 0, limit: 1_000, requested: 5_000, retryAfterMs: null, final: true })).toMatchObject({ status: 429, headers: { 'x-should-retry': 'false' } });
+    expect(refusalAnswer({ scope: 'key:k', kind: 'tokens', used: 0, limit: 1_000, requested: 5_000, retryAfterMs: null, final: true })).toMatchObject({
+      status: 429,
+      headers: { 'x-should-retry': 'false' },
+    });
     expect(refusalAnswer({ scope: 'key:k', kind: 'unpriced', used: 0, limit: 5, requested: 0, retryAfterMs: null, final: true })).toMatchObject({ status: 403, code: 'model_not_allowed' });
   });
 });

@@ -32,7 +32,21 @@ export function usagePage(rows: readonly UsageRow[], query: UsageQuery, nowMs: n
     if (!results) byDay.set(row.day, (results = new Map()));
     let r = results.get(id);
     if (!r) {
-      r = { object: 'gateway.usage.result', key, team, model, num_model_requests: 0, input_tokens: 0, input_cached_tokens: 0, input_cache_write_tokens: 0, output_tokens: 0, amount: null, unpriced_requests: 0, costNano: 0, priced: 0 };
+      r = {
+        object: 'gateway.usage.result',
+        key,
+        team,
+        model,
+        num_model_requests: 0,
+        input_tokens: 0,
+        input_cached_tokens: 0,
+        input_cache_write_tokens: 0,
+        output_tokens: 0,
+        amount: null,
+        unpriced_requests: 0,
+        costNano: 0,
+        priced: 0,
+      };
       results.set(id, r);
     }
     r.num_model_requests += row.requests;
@@ -45,12 +59,16 @@ export function usagePage(rows: readonly UsageRow[], query: UsageQuery, nowMs: n
   }
   const data = dayRange(from, to).map((day) => {
     const start = Date.parse(`${day}T00:00:00Z`);
-    const results = [...(byDay.get(day)?.values() ?? [])].map(({ costNano, priced, ...r }): UsageResult => ({
-      ...r,
-      // Unknown prices are never 0: the amount covers the priced requests and says how many were not.
-      amount: priced > 0 ? { value: fromNano(costNano), currency: 'usd' } : null,
-      unpriced_requests: r.num_model_requests - priced,
-    })).sort(byLabels);
+    const results = [...(byDay.get(day)?.values() ?? [])]
+      .map(
+        ({ costNano, priced, ...r }): UsageResult => ({
+          ...r,
+          // Unknown prices are never 0: the amount covers the priced requests and says how many were not.
+          amount: priced > 0 ? { value: fromNano(costNano), currency: 'usd' } : null,
+          unpriced_requests: r.num_model_requests - priced,
+        }),
+      )
+      .sort(byLabels);
     return { object: 'bucket' as const, start_time: start / 1000, end_time: (start + DAY_MS) / 1000, results };
   });
   return { object: 'page', data, has_more: false, next_page: null };

@@ -225,7 +225,12 @@ export class GatewayMetrics implements GatewayObserver {
     if (!byTarget) cache.set(route, (byTarget = new WeakMap()));
     let labels = byTarget.get(target);
     if (!labels) {
-      labels = Object.freeze({ gen_ai_operation_name: operation === 'embeddings' ? OPERATION_EMBEDDINGS : OPERATION_CHAT, gen_ai_provider_name: target.provider, gen_ai_request_model: route.name, gen_ai_response_model: target.model });
+      labels = Object.freeze({
+        gen_ai_operation_name: operation === 'embeddings' ? OPERATION_EMBEDDINGS : OPERATION_CHAT,
+        gen_ai_provider_name: target.provider,
+        gen_ai_request_model: route.name,
+        gen_ai_response_model: target.model,
+      });
       byTarget.set(target, labels);
     }
     return labels;

@@ -8,7 +8,18 @@
 import { GatewayError } from '../errors.ts';
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse, Usage } from '../openai-types.ts';
 import { normalizeEmbeddings } from '../protocol/embeddings.ts';
-import { isEmbedding, type AttemptRecord, type AttemptView, type GatewayResponse, type NativeResponse, type ProviderCall, type RequestContext, type RouteTarget, type RuntimeView, type Timeouts } from '../plugin-api.ts';
+import {
+  isEmbedding,
+  type AttemptRecord,
+  type AttemptView,
+  type GatewayResponse,
+  type NativeResponse,
+  type ProviderCall,
+  type RequestContext,
+  type RouteTarget,
+  type RuntimeView,
+  type Timeouts,
+} from '../plugin-api.ts';
 import type { GatewayObserver } from './observer.ts';
 import { applyCapabilities } from '../providers/capabilities.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
@@ -217,7 +228,10 @@ export class Attempt implements AttemptView {
   /** Records a failure (once) and returns the error to act on: the attempt's timeout as a timeout. */
   fail(err: unknown): unknown {
     const failure =
-      this.#interruption ?? (this.#timedOut && !this.#ctx.signal.aborted && !(err instanceof UpstreamError && err.kind === 'timeout') ? UpstreamError.timeout(this.target.provider, `no answer within ${this.timeouts.totalMs} ms`, err) : err);
+      this.#interruption ??
+      (this.#timedOut && !this.#ctx.signal.aborted && !(err instanceof UpstreamError && err.kind === 'timeout')
+        ? UpstreamError.timeout(this.target.provider, `no answer within ${this.timeouts.totalMs} ms`, err)
+        : err);
     if (this.#phase === 'running') {
       this.#phase = 'failed';
       const status = failure instanceof UpstreamError ? failure.status : 0;

@@ -60,7 +60,9 @@ export class Governor {
     this.#closed = config.state.onUnavailable === 'closed';
     for (const k of config.keys) {
       const team = k.team ? config.teams[k.team] : undefined;
-      const scopes = [scopeOf(keyScopeName(k.name), k.limits, k.budget), k.team && team ? scopeOf(teamScopeName(k.team), team.limits, team.budget) : undefined].filter((s): s is Scope => s !== undefined);
+      const scopes = [scopeOf(keyScopeName(k.name), k.limits, k.budget), k.team && team ? scopeOf(teamScopeName(k.team), team.limits, team.budget) : undefined].filter(
+        (s): s is Scope => s !== undefined,
+      );
       this.#keys.set(k.name, { scopes });
     }
     for (const [alias, route] of models) {

@@ -17,17 +17,19 @@ export interface GatewayObserver {
 /** Several observers as one; a failing observer never fails a request. */
 export function combineObservers(observers: readonly GatewayObserver[], onError: (err: unknown) => void): GatewayObserver {
   if (observers.length === 0) return {};
-  const guard = <A extends unknown[], R>(fn: (o: GatewayObserver, ...args: A) => R | undefined) => (...args: A): R | undefined => {
-    let result: R | undefined;
-    for (const o of observers) {
-      try {
-        result = fn(o, ...args) ?? result;
-      } catch (err) {
-        onError(err);
+  const guard =
+    <A extends unknown[], R>(fn: (o: GatewayObserver, ...args: A) => R | undefined) =>
+    (...args: A): R | undefined => {
+      let result: R | undefined;
+      for (const o of observers) {
+        try {
+          result = fn(o, ...args) ?? result;
+        } catch (err) {
+          onError(err);
+        }
       }
-    }
-    return result;
-  };
+      return result;
+    };
   return {
     requestStarted: guard((o, ctx: RequestContext) => o.requestStarted?.(ctx)),
     attemptStarted: guard((o, ctx: RequestContext, a: AttemptView) => o.attemptStarted?.(ctx, a)),

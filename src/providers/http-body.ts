@@ -108,4 +108,3 @@ function withoutControlCharacters(text: string): string {
   }
   return out;
 }
-

@@ -6,16 +6,7 @@
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ChatCompletion, EmbeddingResponse } from '../openai-types.ts';
-import {
-  PLUGIN_API_VERSION,
-  type EmbeddingCall,
-  type ProviderCall,
-  type ProviderEnv,
-  type ProviderInstance,
-  type ProviderPlugin,
-  type StreamTranslator,
-  type NativeResponse,
-} from '../plugin-api.ts';
+import { PLUGIN_API_VERSION, type EmbeddingCall, type ProviderCall, type ProviderEnv, type ProviderInstance, type ProviderPlugin, type StreamTranslator, type NativeResponse } from '../plugin-api.ts';
 import { decodeSseJson, readErrorBody, serialise, type Headers, type SseJsonEvent } from './http-body.ts';
 import { sseJsonEvents } from './sse-events.ts';
 import type { UpstreamFailure } from '../plugin-api.ts';
@@ -23,7 +14,6 @@ import { GatewayError } from '../errors.ts';
 import { UpstreamError, parseRetryAfter } from './upstream-error.ts';
 
 export { decodeSseJson, type Headers, type SseJsonEvent };
-
 
 /** The native HTTP request for one attempt. `path` is appended to the endpoint's base path. */
 export interface HttpRequestSpec {
@@ -48,7 +38,6 @@ export interface OutgoingRequest {
   headers: Record<string, string>;
   body: string;
 }
-
 
 export interface HttpProviderSpec<Options> extends Omit<ProviderPlugin<Options>, 'apiVersion' | 'kind' | 'create'> {
   endpoint(options: Options, env: ProviderEnv): Endpoint;
@@ -284,10 +273,13 @@ class HttpProviderInstance<Options> implements ProviderInstance {
     const message = what ?? (err as Error).message ?? String(err);
     const limits = call.timeouts;
     const timeout =
-      code === 'UND_ERR_CONNECT_TIMEOUT' ? `could not connect within ${limits.connectMs} ms`
-      : code === 'UND_ERR_HEADERS_TIMEOUT' ? `no response within ${limits.firstByteMs} ms (timeout.firstByteMs)`
-      : code === 'UND_ERR_BODY_TIMEOUT' ? `the answer stalled for ${limits.idleMs} ms (timeout.idleMs)`
-      : undefined;
+      code === 'UND_ERR_CONNECT_TIMEOUT'
+        ? `could not connect within ${limits.connectMs} ms`
+        : code === 'UND_ERR_HEADERS_TIMEOUT'
+          ? `no response within ${limits.firstByteMs} ms (timeout.firstByteMs)`
+          : code === 'UND_ERR_BODY_TIMEOUT'
+            ? `the answer stalled for ${limits.idleMs} ms (timeout.idleMs)`
+            : undefined;
     if (timeout) return UpstreamError.timeout(this.#name, timeout, err);
     if (what) return UpstreamError.protocol(this.#name, message, err);
     return UpstreamError.connect(this.#name, code ? `${code}: ${message}` : message, err);

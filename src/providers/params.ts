@@ -10,7 +10,11 @@ import type { FunctionTool } from '../openai-types.ts';
  */
 export function unsupportedParam(call: ProviderCall, param: string, why = 'is not supported'): true {
   if (!call.dropUnsupportedParams) {
-    throw new GatewayError('unsupported_parameter', `${call.provider}: the parameter '${param}' ${why} by model ${call.model}. Remove it, or set dropUnsupportedParams: true for this model in gateway.yaml.`, { param });
+    throw new GatewayError(
+      'unsupported_parameter',
+      `${call.provider}: the parameter '${param}' ${why} by model ${call.model}. Remove it, or set dropUnsupportedParams: true for this model in gateway.yaml.`,
+      { param },
+    );
   }
   call.log.info({ reqId: call.requestId, provider: call.provider, param }, `dropped unsupported parameter '${param}'`);
   return true;

@@ -9,7 +9,6 @@ function target(model: string, opts: { weight?: number; latencyMs?: number; inFl
   return { provider: 'p', model, weight: opts.weight ?? 1, state: { latencyMs: opts.latencyMs, inFlight: opts.inFlight ?? 0 } } as unknown as RouteTarget;
 }
 
-
 const models = (targets: readonly RouteTarget[]) => targets.map((t) => t.model);
 
 /** A `random` that returns the given values in turn (and fails the test if asked for more). */

@@ -98,7 +98,11 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   const prices = await priceTable(config, configDir, source);
   const models = buildRoutes(config, providers, previous, prices, (alias, i) => {
     const t = config.models[alias].targets[i];
-    source.issue('warning', ['models', alias, 'targets', i], `no price is known for ${t.provider}/${t.model}: its cost is logged as null, and keys with a budget may not use it; set price: { input, output } (USD per million tokens)`);
+    source.issue(
+      'warning',
+      ['models', alias, 'targets', i],
+      `no price is known for ${t.provider}/${t.model}: its cost is logged as null, and keys with a budget may not use it; set price: { input, output } (USD per million tokens)`,
+    );
   });
   const keyIndex = buildKeyIndex(config.keys);
   const view: RuntimeView = {

@@ -22,7 +22,13 @@ export interface PreviousRoutes {
  * @param prices the price table (built in, extended by `state.prices`); a target's own `price:` wins.
  * @param unpriced called for each target whose price nobody knows (its cost is then null).
  */
-export function buildRoutes(config: GatewayConfig, providers: ReadonlyMap<string, ProviderHandle>, previous: PreviousRoutes | undefined, prices: PriceTable, unpriced: (alias: string, index: number) => void): Map<string, ModelRoute> {
+export function buildRoutes(
+  config: GatewayConfig,
+  providers: ReadonlyMap<string, ProviderHandle>,
+  previous: PreviousRoutes | undefined,
+  prices: PriceTable,
+  unpriced: (alias: string, index: number) => void,
+): Map<string, ModelRoute> {
   const models = new Map<string, ModelRoute>();
   for (const [alias, m] of Object.entries(config.models)) {
     const aliasRetry = retryPolicy(DEFAULT_RETRY, m.retry);

@@ -84,9 +84,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
       ctx.status = error.status;
       ctx.error = error;
       options.observer.requestStarted?.(ctx);
-      void getRuntime().finish(ctx).then(() => options.observer.requestEnded?.(ctx));
+      void getRuntime()
+        .finish(ctx)
+        .then(() => options.observer.requestEnded?.(ctx));
     }
-    reply.code(error.status).headers({ 'x-request-id': request.id, ...error.headers }).send(error.toJSON());
+    reply
+      .code(error.status)
+      .headers({ 'x-request-id': request.id, ...error.headers })
+      .send(error.toJSON());
   });
 
   return app;

@@ -26,7 +26,15 @@ export interface EventWriter<E> {
  * @param opening events to send first (held with the rest until the first output event)
  * @param failEarly answers a failure that happens before anything was sent (a plain HTTP error)
  */
-export async function writeEventStream<E>(res: ServerResponse, ctx: RequestContext, chunks: AsyncIterable<ChatCompletionChunk>, writer: EventWriter<E>, opening: E[], toClientError: (err: unknown) => GatewayError, failEarly: (error: GatewayError) => void): Promise<void> {
+export async function writeEventStream<E>(
+  res: ServerResponse,
+  ctx: RequestContext,
+  chunks: AsyncIterable<ChatCompletionChunk>,
+  writer: EventWriter<E>,
+  opening: E[],
+  toClientError: (err: unknown) => GatewayError,
+  failEarly: (error: GatewayError) => void,
+): Promise<void> {
   let held: E[] | undefined = opening;
   const out = new SseWriter(res);
   const commit = (): void => {

@@ -20,7 +20,16 @@ runConformance({
     toolCallStream: { respond: () => replay(openai('stream-tool-call')), toolName: 'get_capital' },
     errors: {
       400: () => replay(f('error-400-content-filter')),
-      401: () => ({ status: 401, body: { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.' } } }),
+      401: () => ({
+        status: 401,
+        body: {
+          error: {
+            code: '401',
+            message:
+              'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.',
+          },
+        },
+      }),
       // Not recorded: Azure's shapes for a network-restricted resource and an overloaded region.
       403: () => ({ status: 403, body: { error: { code: '403', message: 'Public access is disabled. Please configure private endpoint.' } } }),
       404: () => ({ status: 404, body: { error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } } }),

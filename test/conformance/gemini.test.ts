@@ -22,7 +22,10 @@ runConformance({
       400: () => replay(f('vertex-error-400-invalid-argument')),
       // Gemini reports a bad key as 400 API_KEY_INVALID: the gateway's credential, so 502.
       401: () => replay(f('error-400-api-key-invalid')),
-      403: () => rpcError(403, 'PERMISSION_DENIED', 'Your API key was reported as leaked. Please use another API key.', [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_SERVICE_BLOCKED', domain: 'googleapis.com' }]),
+      403: () =>
+        rpcError(403, 'PERMISSION_DENIED', 'Your API key was reported as leaked. Please use another API key.', [
+          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_SERVICE_BLOCKED', domain: 'googleapis.com' },
+        ]),
       // Recorded on the SSE endpoint with Content-Type text/event-stream and a JSON body; replayed as is.
       404: () => replay(f('error-404-model-not-found-on-stream')),
       // Google sends no Retry-After header itself (its wait is RetryInfo in the body); one is added to check it is carried over.

@@ -38,7 +38,11 @@ async function serve(args: string[], cwd: string) {
 /** A Node on this machine older than package.json's engines minimum (e.g. the distribution's), if any. */
 function olderNode(): string | undefined {
   const minimum = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node.replace(/^>=/, '');
-  const older = (v: string) => v.split('.').map(Number).reduce((cmp, part, i) => cmp || part - Number(minimum.split('.')[i]), 0) < 0;
+  const older = (v: string) =>
+    v
+      .split('.')
+      .map(Number)
+      .reduce((cmp, part, i) => cmp || part - Number(minimum.split('.')[i]), 0) < 0;
   for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
     if (!existsSync(candidate)) continue;
     const version = execFileSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
@@ -57,7 +61,8 @@ describe('switchyard --version and --help', () => {
   it('lists every subcommand', async () => {
     const r = await run(['--help']);
     expect(r.code).toBe(0);
-    for (const usage of ['switchyard [serve]', 'switchyard validate [FILE] [--strict]', 'switchyard plugin new provider|stage NAME', 'switchyard --version', 'switchyard --help']) expect(r.stdout).toContain(usage);
+    for (const usage of ['switchyard [serve]', 'switchyard validate [FILE] [--strict]', 'switchyard plugin new provider|stage NAME', 'switchyard --version', 'switchyard --help'])
+      expect(r.stdout).toContain(usage);
   });
 });
 
@@ -127,13 +132,17 @@ describe('switchyard serve: V8 heap flags', () => {
 
 describe('switchyard on a Node older than package.json engines', () => {
   const old = olderNode();
-  it.skipIf(!old)(old ? `validate and --version work under ${old} (re-run under Node 24 from ~/.node24)` : 'skipped: no Node older than the engines minimum on this machine', async () => {
-    const version = await run(['--version'], { node: old });
-    expect(version.code).toBe(0);
-    const r = await run(['validate', 'gateway.yaml'], { node: old, env: { OPENAI_API_KEY: '' } });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^gateway\.yaml: OK/);
-  }, 180_000);
+  it.skipIf(!old)(
+    old ? `validate and --version work under ${old} (re-run under Node 24 from ~/.node24)` : 'skipped: no Node older than the engines minimum on this machine',
+    async () => {
+      const version = await run(['--version'], { node: old });
+      expect(version.code).toBe(0);
+      const r = await run(['validate', 'gateway.yaml'], { node: old, env: { OPENAI_API_KEY: '' } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^gateway\.yaml: OK/);
+    },
+    180_000,
+  );
 });
 
 describe('switchyard serve: reloading a multi-file plugin', () => {
@@ -156,7 +165,10 @@ export default {
 };
 `,
     );
-    writeFileSync(path.join(dir, 'gateway.yaml'), 'keys: [{ name: k, key: sk-reload-12345678 }]\nproviders:\n  canned: { plugin: ./plugins/canned }\nmodels:\n  demo: { targets: [{ provider: canned, model: c }] }\nlog: { level: info, format: json }\n');
+    writeFileSync(
+      path.join(dir, 'gateway.yaml'),
+      'keys: [{ name: k, key: sk-reload-12345678 }]\nproviders:\n  canned: { plugin: ./plugins/canned }\nmodels:\n  demo: { targets: [{ provider: canned, model: c }] }\nlog: { level: info, format: json }\n',
+    );
     const { child, url, output } = await serve(['--config', path.join(dir, 'gateway.yaml')], dir);
     try {
       expect(output()).toContain('Bearer <a key from'); // a real key is never printed

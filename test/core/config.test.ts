@@ -121,7 +121,9 @@ models:
   it('plugins that cannot be found, with what was tried', async () => {
     const yaml = BASE.replace('mock: { plugin: mock }', 'mock: { plugin: mokc }\n  acme: { plugin: ./plugins/acme.ts }');
     const found = await problems(yaml);
-    expect(found[0]).toMatch(/^gateway\.yaml:4:19 providers\.mock\.plugin: unknown provider plugin "mokc": not a built-in \((\S+, )*mock, openai(, \S+)*\) and no package of that name is installed; use \.\/path\/to\/plugin\.ts for a file$/);
+    expect(found[0]).toMatch(
+      /^gateway\.yaml:4:19 providers\.mock\.plugin: unknown provider plugin "mokc": not a built-in \((\S+, )*mock, openai(, \S+)*\) and no package of that name is installed; use \.\/path\/to\/plugin\.ts for a file$/,
+    );
     expect(found[1]).toMatch(/^gateway\.yaml:5:19 providers\.acme\.plugin: provider plugin file not found: \.\/plugins\/acme\.ts \(looked for .*acme\.ts\)$/);
   });
 
@@ -148,4 +150,3 @@ models:
     expect(await problems(yaml)).toEqual(['gateway.yaml:1:1 keys: the pipeline has the "auth" stage but no keys are defined, so every request would be refused; add a key or remove "auth"']);
   });
 });
-

@@ -8,7 +8,8 @@ import { DEV_KEY, logLineFor, startTestGateway, type TestGateway } from 'switchy
 
 let t: TestGateway;
 beforeAll(async () => {
-  t = await startTestGateway(`keys:
+  t = await startTestGateway(
+    `keys:
   - { name: dev, key: ${DEV_KEY} }
   - { name: chat-only, key: sk-chat-only-0123456789, models: [demo] }
 providers:
@@ -18,7 +19,9 @@ models:
   demo: { targets: [{ provider: mock, model: mock-1 }] }
   embed: { targets: [{ provider: mock, model: mock-embed, price: { input: 0.02, output: 0 } }] }
   chat-only: { targets: [{ provider: ollama, model: llama3 }] }
-`, { files: { 'ollama.ts': `export { default } from '${new URL('../../plugins/examples/ollama-native/index.ts', import.meta.url).pathname}';\n` } });
+`,
+    { files: { 'ollama.ts': `export { default } from '${new URL('../../plugins/examples/ollama-native/index.ts', import.meta.url).pathname}';\n` } },
+  );
 });
 afterAll(() => t.close());
 
@@ -40,8 +43,12 @@ describe('embeddings', () => {
     expect((floats.usage as { cost?: number }).cost).toBeCloseTo((floats.usage.prompt_tokens * 0.02) / 1e6, 12);
   });
 
-  it('base64 on request is OpenAI\'s encoding: little-endian float32', async () => {
-    const res = await fetch(`${t.baseURL}/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'embed', input: 'abc', encoding_format: 'base64', dimensions: 4 }) });
+  it("base64 on request is OpenAI's encoding: little-endian float32", async () => {
+    const res = await fetch(`${t.baseURL}/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'embed', input: 'abc', encoding_format: 'base64', dimensions: 4 }),
+    });
     expect(res.status).toBe(200);
     expect(Number(res.headers.get('x-switchyard-cost-usd'))).toBeGreaterThan(0);
     const body = (await res.json()) as { data: Array<{ embedding: string }> };
@@ -54,11 +61,20 @@ describe('embeddings', () => {
   it('goes through auth, validation and routing like chat, and is logged', async () => {
     await expect(t.client('sk-chat-only-0123456789').embeddings.create({ model: 'embed', input: 'x' })).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
     await expect(t.client('sk-wrong-key-0123456789').embeddings.create({ model: 'embed', input: 'x' })).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
-    const missing = await t.client().embeddings.create({ model: 'embed' } as never).catch((e: InstanceType<typeof OpenAI.APIError>) => e);
+    const missing = await t
+      .client()
+      .embeddings.create({ model: 'embed' } as never)
+      .catch((e: InstanceType<typeof OpenAI.APIError>) => e);
     expect(missing).toMatchObject({ status: 400, code: 'missing_required_parameter', param: 'input' });
-    const bad = await t.client().embeddings.create({ model: 'embed', input: [] }).catch((e: InstanceType<typeof OpenAI.APIError>) => e);
+    const bad = await t
+      .client()
+      .embeddings.create({ model: 'embed', input: [] })
+      .catch((e: InstanceType<typeof OpenAI.APIError>) => e);
     expect(bad).toMatchObject({ status: 400, param: 'input' });
-    const notEmbedding = await t.client().embeddings.create({ model: 'chat-only', input: 'x' }).catch((e: InstanceType<typeof OpenAI.APIError>) => e);
+    const notEmbedding = await t
+      .client()
+      .embeddings.create({ model: 'chat-only', input: 'x' })
+      .catch((e: InstanceType<typeof OpenAI.APIError>) => e);
     expect(notEmbedding).toMatchObject({ status: 400, code: 'invalid_request', param: 'model' });
     const ok = await t.client().embeddings.create({ model: 'embed', input: 'log me' }).withResponse();
     const line = await logLineFor(t, ok.response.headers.get('x-request-id')!);

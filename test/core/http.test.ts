@@ -65,12 +65,20 @@ describe('HTTP errors', () => {
   });
 
   it('a malformed Authorization header is 401', async () => {
-    const r = await call('/v1/chat/completions', { method: 'POST', headers: { authorization: 'Basic abc', 'content-type': 'application/json' }, body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: 'x' }] }) });
+    const r = await call('/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: 'Basic abc', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: 'x' }] }),
+    });
     expectError(r, 401, 'invalid_api_key');
   });
 
   it('also serves /chat/completions without the /v1 prefix', async () => {
-    const r = await call('/chat/completions', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: 'x' }] }) });
+    const r = await call('/chat/completions', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: 'x' }] }),
+    });
     expect(r.status).toBe(200);
     expectValid('CreateChatCompletionResponse', r.body);
   });

@@ -40,7 +40,10 @@ pipeline: [auth, validate, { stage: "@acme/switchyard-stamp", options: { value: 
 afterAll(() => t.close());
 
 it('accepts a key stored only as its sha256 digest, and refuses the digest itself', async () => {
-  const { response } = await t.client(SECRET).chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+  const { response } = await t
+    .client(SECRET)
+    .chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] })
+    .withResponse();
   expect(response.status).toBe(200);
   const digest = createHash('sha256').update(SECRET).digest('hex');
   const err = await failureOf(t.client(digest).chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] }));
@@ -48,6 +51,9 @@ it('accepts a key stored only as its sha256 digest, and refuses the digest itsel
 });
 
 it('loads a stage from an installed package by name', async () => {
-  const { response } = await t.client(SECRET).chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+  const { response } = await t
+    .client(SECRET)
+    .chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] })
+    .withResponse();
   expect(response.headers.get('x-stamp')).toBe('packaged');
 });

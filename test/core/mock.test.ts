@@ -47,7 +47,10 @@ describe('mock provider', () => {
 
   it('runs a tool loop with the SDK runner to a final answer', async () => {
     const calls: unknown[] = [];
-    const tool: RunnableToolFunctionWithParse<object> = { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: WEATHER, parse: (text) => JSON.parse(text), function: (a) => (calls.push(a), { temperature: 21 }) } };
+    const tool: RunnableToolFunctionWithParse<object> = {
+      type: 'function',
+      function: { name: 'get_weather', description: 'Weather for a city', parameters: WEATHER, parse: (text) => JSON.parse(text), function: (a) => (calls.push(a), { temperature: 21 }) },
+    };
     const runner = t.client().chat.completions.runTools({ model: 'demo', messages: [{ role: 'user', content: 'weather in Paris?' }], tools: [tool] });
     const final = await runner.finalContent();
     expect(calls).toHaveLength(1);
@@ -58,7 +61,11 @@ describe('mock provider', () => {
   it('honours response_format json_object and json_schema', async () => {
     const object = await t.client().chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'json please' }], response_format: { type: 'json_object' } });
     expect(JSON.parse(object.choices[0].message.content!)).toEqual({ message: expect.stringContaining('Hello from Switchyard') });
-    const parsed = await t.client().chat.completions.parse({ model: 'demo', messages: [{ role: 'user', content: 'weather as json' }], response_format: { type: 'json_schema', json_schema: { name: 'weather', strict: true, schema: WEATHER } } });
+    const parsed = await t.client().chat.completions.parse({
+      model: 'demo',
+      messages: [{ role: 'user', content: 'weather as json' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'weather', strict: true, schema: WEATHER } },
+    });
     expect(ajv.validate(WEATHER, parsed.choices[0].message.parsed)).toBe(true);
   });
 });

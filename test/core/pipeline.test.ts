@@ -55,7 +55,10 @@ describe('a custom provider loaded by path', () => {
 
 describe('pipeline order', () => {
   it('runs stages in order on the way in, in reverse on the way back, and onResponse hooks after', async () => {
-    const { response } = await t.client().chat.completions.create({ model: 'parrot', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    const { response } = await t
+      .client()
+      .chat.completions.create({ model: 'parrot', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
     expect(response.headers.get('x-trace-a')).toBe('seen');
     expect(response.headers.get('x-trace-b')).toBe('seen');
     await settled(6);

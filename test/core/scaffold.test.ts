@@ -20,7 +20,10 @@ describe('switchyard plugin new', () => {
       // Only what a plugin published on its own can import: the package's public entry points.
       for (const file of ['index.ts', `acme-${kind}.test.ts`]) {
         const specifiers = [...readFileSync(path.join(dirs[i], file), 'utf8').matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]);
-        expect(specifiers.filter((s) => !/^(node:|vitest$|switchyard-gateway(\/kit(\/testing)?)?$)/.test(s)), file).toEqual([]);
+        expect(
+          specifiers.filter((s) => !/^(node:|vitest$|switchyard-gateway(\/kit(\/testing)?)?$)/.test(s)),
+          file,
+        ).toEqual([]);
       }
       const lint = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/@biomejs/biome/bin/biome'), 'lint', '--colors=off', path.relative(ROOT, dirs[i])], { cwd: ROOT, encoding: 'utf8' });
       expect(lint.status, lint.stdout + lint.stderr).toBe(0);

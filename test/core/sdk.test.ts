@@ -11,7 +11,8 @@ beforeAll(async () => {
     configYaml({
       keys: `  - { name: dev, key: ${DEV_KEY}, models: ["*"] }\n  - { name: narrow, key: sk-test-narrow-0123456789, models: ["demo"] }`,
       providers: '  mock: { plugin: mock }\n  nokey: { plugin: openai, baseUrl: "http://127.0.0.1:9", apiKey: "${UNSET_TEST_KEY}" }',
-      models: '  demo: { targets: [{ provider: mock, model: mock-1, price: { input: 2.5, output: 10 } }] }\n  other: { targets: [{ provider: mock, model: mock-2 }] }\n  needs-key: { targets: [{ provider: nokey, model: gpt-4o }] }',
+      models:
+        '  demo: { targets: [{ provider: mock, model: mock-1, price: { input: 2.5, output: 10 } }] }\n  other: { targets: [{ provider: mock, model: mock-2 }] }\n  needs-key: { targets: [{ provider: nokey, model: gpt-4o }] }',
     }),
   );
 });
@@ -67,7 +68,10 @@ describe('openai SDK against the mock provider', () => {
   });
 
   it('logs one line per request with tokens, and the key name but never the key', async () => {
-    const { response } = await t.client().chat.completions.create({ model: 'demo', stream: true, messages: [{ role: 'user', content: 'count me' }] }).withResponse();
+    const { response } = await t
+      .client()
+      .chat.completions.create({ model: 'demo', stream: true, messages: [{ role: 'user', content: 'count me' }] })
+      .withResponse();
     const reqId = response.headers.get('x-request-id')!;
     const line = await logLineFor(t, reqId);
     expect(line).toMatchObject({ key: 'dev', model: 'demo', provider: 'mock', upstreamModel: 'mock-1', status: 200, stream: true, promptTokens: 6, attempts: 1 });
@@ -107,12 +111,22 @@ describe('errors arrive as the SDK own classes', () => {
   }
 
   it('401 for a wrong key, without echoing it', async () => {
-    const e = await expectError(t.client('sk-wrong-key-123456').chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'x' }] }), OpenAI.AuthenticationError, 401, 'invalid_api_key');
+    const e = await expectError(
+      t.client('sk-wrong-key-123456').chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'x' }] }),
+      OpenAI.AuthenticationError,
+      401,
+      'invalid_api_key',
+    );
     expect(e.message).not.toContain('sk-wrong-key-123456');
   });
 
   it('403 when the key may not use the model', async () => {
-    const e = await expectError(t.client('sk-test-narrow-0123456789').chat.completions.create({ model: 'other', messages: [{ role: 'user', content: 'x' }] }), OpenAI.PermissionDeniedError, 403, 'model_not_allowed');
+    const e = await expectError(
+      t.client('sk-test-narrow-0123456789').chat.completions.create({ model: 'other', messages: [{ role: 'user', content: 'x' }] }),
+      OpenAI.PermissionDeniedError,
+      403,
+      'model_not_allowed',
+    );
     expect(e.param).toBe('model');
   });
 

@@ -30,7 +30,16 @@ const client = () => new OpenAI({ baseURL: t.baseURL, apiKey: 'sk-switchyard-dev
 
 describe('example provider: ollama-native', () => {
   it('translates a chat request to /api/chat and the answer back', async () => {
-    const r = await client().chat.completions.create({ model: 'llama', temperature: 0.1, max_tokens: 50, stop: 'END', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Why is the sky blue?' }] });
+    const r = await client().chat.completions.create({
+      model: 'llama',
+      temperature: 0.1,
+      max_tokens: 50,
+      stop: 'END',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Why is the sky blue?' },
+      ],
+    });
     expectValid('CreateChatCompletionResponse', r);
     expect(r.choices[0].message.content).toBe('The sky is blue because of Rayleigh scattering.');
     expect(r.model).toBe('llama3.2');
@@ -38,7 +47,10 @@ describe('example provider: ollama-native', () => {
     expect(ollama.requests.at(-1)!.url).toBe('/api/chat');
     expect(ollama.requests.at(-1)!.body).toEqual({
       model: 'llama3.2',
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Why is the sky blue?' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Why is the sky blue?' },
+      ],
       stream: false,
       options: { temperature: 0.1, num_predict: 50, stop: ['END'] },
       keep_alive: '5m',
@@ -59,7 +71,9 @@ describe('example provider: ollama-native', () => {
   });
 
   it('rejects what Ollama cannot do with a 400 naming the parameter', async () => {
-    const err = await failureOf(client().chat.completions.create({ model: 'llama', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }));
+    const err = await failureOf(
+      client().chat.completions.create({ model: 'llama', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }),
+    );
     expect(err.status).toBe(400);
     expect(err.code).toBe('unsupported_parameter');
     expect(err.param).toBe('tools');
@@ -68,7 +82,9 @@ describe('example provider: ollama-native', () => {
 
 describe('example stage: team-policy', () => {
   it('tags the response and the request with the key team', async () => {
-    const { response } = await client().chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hello' }] }).withResponse();
+    const { response } = await client()
+      .chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hello' }] })
+      .withResponse();
     expect(response.headers.get('x-team')).toBe('platform');
     const reqId = response.headers.get('x-request-id')!;
     await logLineFor(t, reqId);

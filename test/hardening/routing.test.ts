@@ -15,10 +15,22 @@ let elsewhere: FakeUpstream;
 beforeAll(async () => {
   // A second server that no configuration names: nothing a client sends may reach it.
   elsewhere = await startFakeUpstream(() => ({ status: 200, body: { hijacked: true } }));
-  upstream = await startFakeUpstream((req): ScriptedResponse =>
-    req.body?.stream
-      ? { status: 200, headers: { 'content-type': 'text/event-stream', 'x-upstream-secret': UPSTREAM_SECRET }, chunks: [chunk('Hel'), chunk('lo', 'stop'), 'data: [DONE]\n\n'] }
-      : { status: 200, headers: { 'content-type': 'application/json', 'x-upstream-secret': UPSTREAM_SECRET, 'set-cookie': 'session=upstream' }, body: { id: 'c1', object: 'chat.completion', created: 1, model: 'up-1', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } },
+  upstream = await startFakeUpstream(
+    (req): ScriptedResponse =>
+      req.body?.stream
+        ? { status: 200, headers: { 'content-type': 'text/event-stream', 'x-upstream-secret': UPSTREAM_SECRET }, chunks: [chunk('Hel'), chunk('lo', 'stop'), 'data: [DONE]\n\n'] }
+        : {
+            status: 200,
+            headers: { 'content-type': 'application/json', 'x-upstream-secret': UPSTREAM_SECRET, 'set-cookie': 'session=upstream' },
+            body: {
+              id: 'c1',
+              object: 'chat.completion',
+              created: 1,
+              model: 'up-1',
+              choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+              usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+            },
+          },
   );
   t = await startTestGateway(`keys:
   - { name: client, key: ${CLIENT_KEY} }
@@ -38,7 +50,7 @@ afterAll(async () => {
 const post = (body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
-describe('where a request goes is the configuration\'s business only', () => {
+describe("where a request goes is the configuration's business only", () => {
   it('body fields and headers that name another host change nothing', async () => {
     const target = new URL(elsewhere.url);
     const res = await post(
@@ -73,10 +85,14 @@ describe('bodyLimit', () => {
     const port = Number(new URL(t.url).port);
     const head = `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${CLIENT_KEY}\r\ncontent-type: application/json\r\ncontent-length: ${50 * 1024 * 1024}\r\n\r\n`;
     // The declared 50 MB never arrive: only the headers and a first slice are sent.
-    const x = await rawExchange(port, async (socket) => {
-      socket.write(head);
-      socket.write(Buffer.alloc(64 * 1024, 'a'));
-    }, 4000);
+    const x = await rawExchange(
+      port,
+      async (socket) => {
+        socket.write(head);
+        socket.write(Buffer.alloc(64 * 1024, 'a'));
+      },
+      4000,
+    );
     expect(x.response?.status).toBe(413);
     expect(JSON.parse(x.response!.body.toString()).error.code).toBe('request_too_large');
   });
@@ -84,10 +100,14 @@ describe('bodyLimit', () => {
 
 describe('many streams at once', () => {
   it('1,000 concurrent streams all arrive intact', async () => {
-    const results = await mapLimit(Array.from({ length: 1000 }, (_, i) => i), 1000, async () => {
-      const res = await post({ model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] });
-      return { status: res.status, text: await res.text() };
-    });
+    const results = await mapLimit(
+      Array.from({ length: 1000 }, (_, i) => i),
+      1000,
+      async () => {
+        const res = await post({ model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] });
+        return { status: res.status, text: await res.text() };
+      },
+    );
     const broken = results.filter((r) => r.status !== 200 || !r.text.includes('"Hel"') || !r.text.includes('"lo"') || !r.text.trimEnd().endsWith('data: [DONE]'));
     expect(broken).toHaveLength(0);
   }, 60_000);

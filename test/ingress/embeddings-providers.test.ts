@@ -18,7 +18,6 @@ const AWS = { accessKeyId: 'AKIDEMBEDINGRESS01', secretAccessKey: 'embed-ingress
 const TITAN = 'amazon.titan-embed-text-v2:0';
 const COHERE = 'cohere.embed-english-v3';
 
-
 const BAD_SIGNATURE: ScriptedResponse = {
   status: 403,
   headers: { 'content-type': 'application/json', 'x-amzn-errortype': 'InvalidSignatureException:http://internal.amazon.com/coral/com.amazon.coral.service/' },

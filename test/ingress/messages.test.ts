@@ -82,17 +82,23 @@ describe('POST /v1/messages', () => {
 
   it("errors arrive as the Anthropic SDK's own classes, with request-id", async () => {
     await expect(client('sk-wrong-0123456789').messages.create({ model: 'demo', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
-    const notFound = await client().messages.create({ model: 'nope', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }).catch((e: InstanceType<typeof Anthropic.APIError>) => e);
+    const notFound = await client()
+      .messages.create({ model: 'nope', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: InstanceType<typeof Anthropic.APIError>) => e);
     expect(notFound).toBeInstanceOf(Anthropic.NotFoundError);
     expect((notFound as InstanceType<typeof Anthropic.APIError>).requestID).toBeTruthy();
     expect((notFound as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
     await expect(client('sk-narrow-0123456789').messages.create({ model: 'gpt', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
-    const bad = await client().messages.create({ model: 'demo', max_tokens: 10, messages: [{ role: 'robot', content: 'x' }] as never }).catch((e: unknown) => e);
+    const bad = await client()
+      .messages.create({ model: 'demo', max_tokens: 10, messages: [{ role: 'robot', content: 'x' }] as never })
+      .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(Anthropic.BadRequestError);
   });
 
   it('is logged like chat, with its ingress, and carries the rate-limit headers of a limited key', async () => {
-    const { response } = await client().messages.create({ model: 'demo', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }).withResponse();
+    const { response } = await client()
+      .messages.create({ model: 'demo', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })
+      .withResponse();
     expect(response.headers.get('request-id')).toBeTruthy();
     expect(response.headers.get('x-ratelimit-limit-requests')).toBe('1000');
     const line = await logLineFor(t, response.headers.get('x-request-id')!);
@@ -146,7 +152,12 @@ models:
   it('streams the upstream events as they came (thinking signatures included), priced from their usage', async () => {
     answer = 'stream-thinking';
     const events: Array<{ type: string }> = [];
-    const stream = anthropicClient().messages.stream({ model: 'sonnet', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'Think, then answer.' }] });
+    const stream = anthropicClient().messages.stream({
+      model: 'sonnet',
+      max_tokens: 2000,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: [{ role: 'user', content: 'Think, then answer.' }],
+    });
     // A copy at arrival: the SDK builds its message snapshot inside the message_start event.
     stream.on('streamEvent', (e) => events.push(structuredClone(e)));
     const final = await stream.finalMessage();
@@ -161,7 +172,11 @@ models:
     expect(thinking?.signature).toBeTruthy();
     expect(upstream.requests.at(-1)!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
     // On the wire, the pings too.
-    const raw = await fetch(`${g.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': DEV_KEY, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ model: 'sonnet', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x' }] }) });
+    const raw = await fetch(`${g.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': DEV_KEY, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'sonnet', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x' }] }),
+    });
     const text = await raw.text();
     expect(text.match(/^event: /gm)).toHaveLength(recorded.length);
     expect(text).toContain('event: ping\n');

@@ -32,7 +32,6 @@ const fixture = (provider: Provider, name: string) => loadFixture(fixturesOf(pro
 
 const AWS = { accessKeyId: 'AKIDINGRESSTEST0001', secretAccessKey: 'ingress-test-secret-0123456789' };
 
-
 /** Bedrock's fake answers only signed requests; anything else gets the 403 AWS sends for a bad signature. */
 const bedrockSigned =
   (respond: () => ScriptedResponse): Handler =>

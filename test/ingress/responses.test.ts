@@ -9,7 +9,13 @@ import OpenAI from 'openai';
 import { DEV_KEY, expectValid, loadFixture, logLineFor, replay, startFakeUpstream, startTestGateway, type FakeUpstream, type TestGateway } from 'switchyard-gateway/kit/testing';
 import { fixturesOf } from '../helpers/repo.ts';
 
-const WEATHER = { type: 'function' as const, name: 'get_weather', description: 'Weather for a city', strict: false, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const WEATHER = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'Weather for a city',
+  strict: false,
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
 
 let t: TestGateway;
 let anthropic: FakeUpstream;
@@ -79,7 +85,11 @@ describe('POST /v1/responses', () => {
   });
 
   it('honours text.format json_schema', async () => {
-    const r = await t.client().responses.create({ model: 'demo', input: 'weather as json', text: { format: { type: 'json_schema', name: 'w', strict: true, schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } } });
+    const r = await t.client().responses.create({
+      model: 'demo',
+      input: 'weather as json',
+      text: { format: { type: 'json_schema', name: 'w', strict: true, schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } },
+    });
     expectValid('Response', r);
     expect(JSON.parse(r.output_text)).toEqual({ city: expect.any(String) });
   });
@@ -96,7 +106,10 @@ describe('POST /v1/responses', () => {
   });
 
   it('refuses what a stateless gateway cannot do, with the OpenAI envelope; same keys and log line', async () => {
-    const err = await t.client().responses.create({ model: 'demo', input: 'x', previous_response_id: 'resp_123' }).catch((e: InstanceType<typeof OpenAI.APIError>) => e);
+    const err = await t
+      .client()
+      .responses.create({ model: 'demo', input: 'x', previous_response_id: 'resp_123' })
+      .catch((e: InstanceType<typeof OpenAI.APIError>) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.APIError>).param).toBe('previous_response_id');
     await expect(t.client('sk-nope-0123456789').responses.create({ model: 'demo', input: 'x' })).rejects.toBeInstanceOf(OpenAI.AuthenticationError);

@@ -25,7 +25,8 @@ function lint(files: Record<string, string>): { status: number | null; output: s
 describe('lint: built-in plugins import only switchyard-gateway and switchyard-gateway/kit', () => {
   it('fails on a relative import of src/ (import, export from, dynamic import)', () => {
     const r = lint({
-      'index.ts': "import { GatewayError } from '../../src/errors.ts';\nexport { readSse } from '../../src/protocol/sse.ts';\nexport const later = () => import('../../src/index.ts');\nexport default GatewayError;\n",
+      'index.ts':
+        "import { GatewayError } from '../../src/errors.ts';\nexport { readSse } from '../../src/protocol/sse.ts';\nexport const later = () => import('../../src/index.ts');\nexport default GatewayError;\n",
     });
     expect(r.status, r.output).not.toBe(0);
     expect(r.output.match(/lint\/style\/noRestrictedImports/g)?.length, r.output).toBe(3);
@@ -34,7 +35,8 @@ describe('lint: built-in plugins import only switchyard-gateway and switchyard-g
 
   it('passes for the public entry points, sibling files and tests', () => {
     const r = lint({
-      'index.ts': "import { defineHttpProvider } from 'switchyard-gateway';\nimport { GatewayError } from 'switchyard-gateway/kit';\nimport { shape } from './shape.ts';\nexport default { defineHttpProvider, GatewayError, shape };\n",
+      'index.ts':
+        "import { defineHttpProvider } from 'switchyard-gateway';\nimport { GatewayError } from 'switchyard-gateway/kit';\nimport { shape } from './shape.ts';\nexport default { defineHttpProvider, GatewayError, shape };\n",
       'shape.ts': 'export const shape = 1;\n',
       'index.test.ts': "import { GatewayError } from '../../src/errors.ts';\nexport default GatewayError;\n",
     });

@@ -140,7 +140,14 @@ describe('the npm package, installed from its tarball outside the repository', (
           return;
         }
         const body = JSON.parse(raw) as { model: string; messages: Array<{ content: string }> };
-        const completion = { id: 'chatcmpl-tiny', object: 'chat.completion', created: 1, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: `tiny heard: ${body.messages[0].content}` }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 } };
+        const completion = {
+          id: 'chatcmpl-tiny',
+          object: 'chat.completion',
+          created: 1,
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: `tiny heard: ${body.messages[0].content}` }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 },
+        };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion));
       });
     });
@@ -170,10 +177,28 @@ describe('the npm package, installed from its tarball outside the repository', (
     const builtins = readdirSync(path.join(ROOT, 'plugins'), { withFileTypes: true })
       .filter((e) => e.isDirectory() && e.name !== 'examples' && !e.name.startsWith('zz-'))
       .map((e) => e.name);
-    const required = ['package.json', 'LICENSE', 'README.md', 'gateway.yaml', 'bin/switchyard.mjs', 'bin/ensure-node.mjs', 'dist/src/cli.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/kit/index.js', 'dist/src/kit/index.d.ts', 'dist/src/kit/testing/index.js', 'dist/src/plugins/generation-hooks.mjs', 'dist/schemas/gateway.schema.json', 'dist/schemas/chat-request.schema.json'];
+    const required = [
+      'package.json',
+      'LICENSE',
+      'README.md',
+      'gateway.yaml',
+      'bin/switchyard.mjs',
+      'bin/ensure-node.mjs',
+      'dist/src/cli.js',
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
+      'dist/src/kit/index.js',
+      'dist/src/kit/index.d.ts',
+      'dist/src/kit/testing/index.js',
+      'dist/src/plugins/generation-hooks.mjs',
+      'dist/schemas/gateway.schema.json',
+      'dist/schemas/chat-request.schema.json',
+    ];
     for (const id of builtins) required.push(`dist/plugins/${id}/index.js`);
     expect(required.filter((f) => !packed.includes(f))).toEqual([]);
-    const unwanted = packed.filter((f) => /^(src|test|bench|scripts|plugins)\//.test(f) || f.startsWith('dist/plugins/examples/') || /\.test\.|\.tgz$/.test(f) || (/\.(ts|mts)$/.test(f) && !/\.d\.m?ts$/.test(f)));
+    const unwanted = packed.filter(
+      (f) => /^(src|test|bench|scripts|plugins)\//.test(f) || f.startsWith('dist/plugins/examples/') || /\.test\.|\.tgz$/.test(f) || (/\.(ts|mts)$/.test(f) && !/\.d\.m?ts$/.test(f)),
+    );
     expect(unwanted).toEqual([]);
     expect(existsSync(path.join(project, 'node_modules', 'switchyard-gateway', 'src'))).toBe(false);
   });

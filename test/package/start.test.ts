@@ -16,7 +16,8 @@ let copy: string;
 
 beforeAll(() => {
   copy = mkdtempSync(path.join(tmpdir(), 'switchyard-start-'));
-  for (const entry of ['src', 'plugins', 'schemas', 'bin', 'scripts', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'gateway.yaml']) cpSync(path.join(ROOT, entry), path.join(copy, entry), { recursive: true });
+  for (const entry of ['src', 'plugins', 'schemas', 'bin', 'scripts', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'gateway.yaml'])
+    cpSync(path.join(ROOT, entry), path.join(copy, entry), { recursive: true });
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
 });
 
@@ -49,39 +50,43 @@ const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8'
 const environment = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
 
 describe('npm start (scripts/start.mjs)', () => {
-  it.runIf(process.platform === 'linux')('builds dist/ when the sources are newer, then serves the compiled code, and does not rebuild when nothing changed', async () => {
-    const first = await start();
-    try {
-      expect(first.stderr()).toContain('building dist/');
-      expect(existsSync(path.join(copy, 'dist', 'src', 'cli.js'))).toBe(true);
-      expect(existsSync(path.join(copy, 'dist', '.built'))).toBe(true);
-      // The bin replaced the start script in place: same pid, its V8 flags, told to run dist/.
-      const argv = commandLine(first.child.pid as number);
-      expect(argv.some((a) => a.endsWith('bin/switchyard.mjs'))).toBe(true);
-      expect(argv).toContain('--max-semi-space-size=8');
-      expect(environment(first.child.pid as number)).toContain('SWITCHYARD_RUN_DIST=1');
-      const client = new OpenAI({ baseURL: first.url, apiKey: 'sk-switchyard-dev', maxRetries: 0 });
-      const r = await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] });
-      expect(r.choices[0].message.content).toContain('mock provider');
-    } finally {
-      await first.stop();
-    }
+  it.runIf(process.platform === 'linux')(
+    'builds dist/ when the sources are newer, then serves the compiled code, and does not rebuild when nothing changed',
+    async () => {
+      const first = await start();
+      try {
+        expect(first.stderr()).toContain('building dist/');
+        expect(existsSync(path.join(copy, 'dist', 'src', 'cli.js'))).toBe(true);
+        expect(existsSync(path.join(copy, 'dist', '.built'))).toBe(true);
+        // The bin replaced the start script in place: same pid, its V8 flags, told to run dist/.
+        const argv = commandLine(first.child.pid as number);
+        expect(argv.some((a) => a.endsWith('bin/switchyard.mjs'))).toBe(true);
+        expect(argv).toContain('--max-semi-space-size=8');
+        expect(environment(first.child.pid as number)).toContain('SWITCHYARD_RUN_DIST=1');
+        const client = new OpenAI({ baseURL: first.url, apiKey: 'sk-switchyard-dev', maxRetries: 0 });
+        const r = await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] });
+        expect(r.choices[0].message.content).toContain('mock provider');
+      } finally {
+        await first.stop();
+      }
 
-    const second = await start();
-    try {
-      expect(second.stderr()).not.toContain('building dist/');
-    } finally {
-      await second.stop();
-    }
+      const second = await start();
+      try {
+        expect(second.stderr()).not.toContain('building dist/');
+      } finally {
+        await second.stop();
+      }
 
-    // A source edited after the build: built again.
-    const later = new Date(Date.now() + 5_000);
-    utimesSync(path.join(copy, 'src', 'cli.ts'), later, later);
-    const third = await start();
-    try {
-      expect(third.stderr()).toContain('building dist/');
-    } finally {
-      await third.stop();
-    }
-  }, 120_000);
+      // A source edited after the build: built again.
+      const later = new Date(Date.now() + 5_000);
+      utimesSync(path.join(copy, 'src', 'cli.ts'), later, later);
+      const third = await start();
+      try {
+        expect(third.stderr()).toContain('building dist/');
+      } finally {
+        await third.stop();
+      }
+    },
+    120_000,
+  );
 });

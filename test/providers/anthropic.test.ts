@@ -1,7 +1,20 @@
 /** The anthropic provider end to end: exact native requests, recorded answers and streams, errors. */
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { chatRequests, expectValid, failureOf, fakeUpstream, loadFixture, logLineFor, readSseEvents, replay, splitStream, streamAnswer, useTestGateway, type ScriptedResponse } from 'switchyard-gateway/kit/testing';
+import {
+  chatRequests,
+  expectValid,
+  failureOf,
+  fakeUpstream,
+  loadFixture,
+  logLineFor,
+  readSseEvents,
+  replay,
+  splitStream,
+  streamAnswer,
+  useTestGateway,
+  type ScriptedResponse,
+} from 'switchyard-gateway/kit/testing';
 import { configYaml, fixturesOf } from '../helpers/repo.ts';
 
 const f = (name: string) => loadFixture(fixturesOf('anthropic'), name);
@@ -34,7 +47,17 @@ const streamBody = (chunks: Array<string | Buffer>, extra: Partial<ScriptedRespo
 
 describe('request translation', () => {
   it('POST /v1/messages with x-api-key and anthropic-version; system and developer messages become `system`', async () => {
-    const r = await chat({ messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'developer', content: 'Be brief.' }, { role: 'user', content: [{ type: 'text', text: 'What is the capital of France?' }] }], temperature: 0.5, top_p: 0.9, stop: 'END', user: 'u-42' });
+    const r = await chat({
+      messages: [
+        { role: 'system', content: 'You are a helpful assistant.' },
+        { role: 'developer', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'What is the capital of France?' }] },
+      ],
+      temperature: 0.5,
+      top_p: 0.9,
+      stop: 'END',
+      user: 'u-42',
+    });
     expectValid('CreateChatCompletionResponse', r);
     expect(sent().method).toBe('POST');
     expect(sent().url).toBe('/v1/messages');
@@ -67,7 +90,14 @@ describe('request translation', () => {
       max_completion_tokens: 1000,
       messages: [
         { role: 'user', content: 'Use the test_tool with count 1, then use it again with count 2' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'test_tool', arguments: '{"count":1}' } }, { id: 'toolu_2', type: 'function', function: { name: 'test_tool', arguments: '{"count":2}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'toolu_1', type: 'function', function: { name: 'test_tool', arguments: '{"count":1}' } },
+            { id: 'toolu_2', type: 'function', function: { name: 'test_tool', arguments: '{"count":2}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'toolu_1', content: 'one' },
         { role: 'tool', tool_call_id: 'toolu_2', content: 'two' },
         { role: 'user', content: 'Now summarise.' },
@@ -106,7 +136,18 @@ describe('request translation', () => {
   it('images: data URLs become base64 blocks, https URLs url blocks', async () => {
     anthropic.setHandler(() => replay(f('messages-image-input-base64')));
     const image = f('messages-image-input-base64').request.messages[0].content[1].source.data as string;
-    const r = await chat({ messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this vegetable?' }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${image}` } }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] });
+    const r = await chat({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this vegetable?' },
+            { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${image}` } },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+          ],
+        },
+      ],
+    });
     expectValid('CreateChatCompletionResponse', r);
     expect(r.choices[0].message.content).toContain('potato');
     expect(sent().body.messages[0].content).toEqual([
@@ -122,7 +163,10 @@ describe('request translation', () => {
       ['auto', { type: 'auto' }],
       ['none', { type: 'none' }],
       ['required', { type: 'any' }],
-      [{ type: 'function', function: { name: 'f' } }, { type: 'tool', name: 'f' }],
+      [
+        { type: 'function', function: { name: 'f' } },
+        { type: 'tool', name: 'f' },
+      ],
     ] as const) {
       await chat({ tools, tool_choice: choice as never });
       expect(sent().body.tool_choice).toEqual(expected);
@@ -171,7 +215,13 @@ describe('answers', () => {
     const { data: cached, response } = await chat({}).withResponse();
     expectValid('CreateChatCompletionResponse', cached);
     expect(cached.model).toBe('claude-sonnet-4-5-20250929');
-    expect(cached.usage).toEqual({ prompt_tokens: 3 + 1111 + 418, completion_tokens: 33, total_tokens: 1532 + 33, prompt_tokens_details: { cached_tokens: 1111, cache_write_tokens: 418 }, cost: expect.any(Number) });
+    expect(cached.usage).toEqual({
+      prompt_tokens: 3 + 1111 + 418,
+      completion_tokens: 33,
+      total_tokens: 1532 + 33,
+      prompt_tokens_details: { cached_tokens: 1111, cache_write_tokens: 418 },
+      cost: expect.any(Number),
+    });
     const line = await logLineFor(t, response.headers.get('x-request-id')!);
     expect(line).toMatchObject({ model: 'claude', upstreamModel: 'claude-sonnet-4-5-20250929' });
     expect(JSON.stringify(line)).toContain('1532');
@@ -193,15 +243,30 @@ describe('answers', () => {
   });
 
   it('stream usage counts cache reads and writes as prompt tokens', async () => {
-    const basic = f('stream-basic').body.toString('utf8').replace('"usage":{"input_tokens":11,"output_tokens":1}', '"usage":{"input_tokens":11,"cache_creation_input_tokens":200,"cache_read_input_tokens":3000,"cache_creation":{"ephemeral_5m_input_tokens":200,"ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard"}');
+    const basic = f('stream-basic')
+      .body.toString('utf8')
+      .replace(
+        '"usage":{"input_tokens":11,"output_tokens":1}',
+        '"usage":{"input_tokens":11,"cache_creation_input_tokens":200,"cache_read_input_tokens":3000,"cache_creation":{"ephemeral_5m_input_tokens":200,"ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard"}',
+      );
     anthropic.setHandler(() => streamBody(basic.split(/(?<=\n\n)/)));
     const { chunks } = await streamed({ stream_options: { include_usage: true } });
-    expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 3211, completion_tokens: 6, total_tokens: 3217, prompt_tokens_details: { cached_tokens: 3000, cache_write_tokens: 200 }, cost: expect.any(Number) });
+    expect(chunks.at(-1)!.usage).toEqual({
+      prompt_tokens: 3211,
+      completion_tokens: 6,
+      total_tokens: 3217,
+      prompt_tokens_details: { cached_tokens: 3000, cache_write_tokens: 200 },
+      cost: expect.any(Number),
+    });
   });
 
   it('a streamed tool call: the SDK assembles the call from id, name and argument fragments', async () => {
     anthropic.setHandler(() => replay(f('stream-tool-use')));
-    const runner = t.client().chat.completions.stream({ model: 'claude', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } }] });
+    const runner = t.client().chat.completions.stream({
+      model: 'claude',
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } }],
+    });
     runner.on('chunk', (chunk) => expectValid('CreateChatCompletionStreamResponse', chunk));
     const final = await runner.finalChatCompletion();
     expect(final.choices[0].finish_reason).toBe('tool_calls');
@@ -309,7 +374,11 @@ describe('errors', () => {
   });
 
   it('x-should-retry is honoured both ways', async () => {
-    const answer = (retry: string) => ({ status: 500, headers: { 'content-type': 'application/json', 'x-should-retry': retry }, body: { type: 'error', error: { type: 'api_error', message: 'nope' } } });
+    const answer = (retry: string) => ({
+      status: 500,
+      headers: { 'content-type': 'application/json', 'x-should-retry': retry },
+      body: { type: 'error', error: { type: 'api_error', message: 'nope' } },
+    });
     anthropic.setHandler(() => answer('false'));
     await failureOf(chat({}, 'patient'));
     expect(anthropic.requests).toHaveLength(1);
@@ -332,9 +401,23 @@ describe('errors', () => {
 
 describe('fallback across providers', () => {
   it('an OpenAI target failing over to Anthropic: each attempt is translated for its provider', async () => {
-    const { data, response } = await chat({ messages: [{ role: 'system', content: 'Be helpful.' }, { role: 'user', content: 'What is the capital of France?' }] }, 'mixed').withResponse();
+    const { data, response } = await chat(
+      {
+        messages: [
+          { role: 'system', content: 'Be helpful.' },
+          { role: 'user', content: 'What is the capital of France?' },
+        ],
+      },
+      'mixed',
+    ).withResponse();
     expectValid('CreateChatCompletionResponse', data);
-    expect(openai.requests[0].body).toMatchObject({ model: 'gpt-4o', messages: [{ role: 'system', content: 'Be helpful.' }, { role: 'user', content: 'What is the capital of France?' }] });
+    expect(openai.requests[0].body).toMatchObject({
+      model: 'gpt-4o',
+      messages: [
+        { role: 'system', content: 'Be helpful.' },
+        { role: 'user', content: 'What is the capital of France?' },
+      ],
+    });
     expect(sent().body).toMatchObject({ model: 'claude-3-opus-latest', system: 'Be helpful.', messages: [{ role: 'user', content: 'What is the capital of France?' }] });
     expect(data.model).toBe('claude-3-opus-20240229');
     expect(response.headers.get('x-switchyard-provider')).toBe('claude');

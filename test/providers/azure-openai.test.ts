@@ -1,7 +1,20 @@
 /** Azure OpenAI: deployment and v1 URLs, api-key auth, and Azure's stream and error quirks. */
 import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { chatRequests, expectValid, failureOf, FakeClock, fakeUpstream, loadFixture, logLineFor, readSseEvents, replay, splitStream, streamAnswer, useTestGateway } from 'switchyard-gateway/kit/testing';
+import {
+  chatRequests,
+  expectValid,
+  failureOf,
+  FakeClock,
+  fakeUpstream,
+  loadFixture,
+  logLineFor,
+  readSseEvents,
+  replay,
+  splitStream,
+  streamAnswer,
+  useTestGateway,
+} from 'switchyard-gateway/kit/testing';
 import { configYaml, fixturesOf } from '../helpers/repo.ts';
 
 const f = (name: string) => loadFixture(fixturesOf('azure'), name);
@@ -128,7 +141,9 @@ describe('azure-openai requests', () => {
     expect(chunks.some((c) => c.usage)).toBe(false);
     expect(chunks[0]).toHaveProperty('prompt_filter_results');
 
-    const withUsage = await t.client().chat.completions.create({ model: 'strict', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Capital of Denmark?' }] });
+    const withUsage = await t
+      .client()
+      .chat.completions.create({ model: 'strict', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Capital of Denmark?' }] });
     const all = [];
     for await (const chunk of withUsage) {
       expectValid('CreateChatCompletionStreamResponse', chunk);
@@ -140,7 +155,11 @@ describe('azure-openai requests', () => {
 
   it('a streamed tool call is assembled by the SDK', async () => {
     azure.setHandler(() => replay(fixture('openai', 'stream-tool-call')));
-    const runner = t.client().chat.completions.stream({ model: 'strict', messages: [{ role: 'user', content: 'Capital of France?' }], tools: [{ type: 'function', function: { name: 'get_capital', parameters: { type: 'object' } } }] });
+    const runner = t.client().chat.completions.stream({
+      model: 'strict',
+      messages: [{ role: 'user', content: 'Capital of France?' }],
+      tools: [{ type: 'function', function: { name: 'get_capital', parameters: { type: 'object' } } }],
+    });
     runner.on('chunk', (chunk) => expectValid('CreateChatCompletionStreamResponse', chunk));
     const final = await runner.finalChatCompletion();
     expect(final.choices[0].finish_reason).toBe('tool_calls');
@@ -153,7 +172,11 @@ describe('azure-openai requests', () => {
     events[last] = events[last].replace('"finish_reason":"stop"', '"finish_reason":"content_filter"');
     azure.setHandler(() => streamAnswer(events));
     const res = await post();
-    const finishes = (await readSseEvents(res)).filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.slice(6))).flatMap((c) => c.choices.map((x: { finish_reason: string | null }) => x.finish_reason)).filter(Boolean);
+    const finishes = (await readSseEvents(res))
+      .filter((e) => e !== 'data: [DONE]')
+      .map((e) => JSON.parse(e.slice(6)))
+      .flatMap((c) => c.choices.map((x: { finish_reason: string | null }) => x.finish_reason))
+      .filter(Boolean);
     expect(finishes).toEqual(['content_filter']);
   });
 });
@@ -178,7 +201,16 @@ describe('azure-openai errors', () => {
   });
 
   it('401, 404: the operator’s problem (502), the key never echoed', async () => {
-    azure.setHandler(() => ({ status: 401, body: { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.' } } }));
+    azure.setHandler(() => ({
+      status: 401,
+      body: {
+        error: {
+          code: '401',
+          message:
+            'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.',
+        },
+      },
+    }));
     const auth = await failureOf(t.client().chat.completions.create({ model: 'strict', messages: [{ role: 'user', content: 'x' }] }));
     expect(auth.status).toBe(502);
     expect(auth.code).toBe('upstream_auth_failed');

@@ -3,7 +3,21 @@ import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
-import { chatRequests, expectValid, failureOf, fakeUpstream, loadFixture, logLineFor, readFixtureFile, readSseEvents, replay, streamAnswer, useTestGateway, type RecordedRequest, type ScriptedResponse } from 'switchyard-gateway/kit/testing';
+import {
+  chatRequests,
+  expectValid,
+  failureOf,
+  fakeUpstream,
+  loadFixture,
+  logLineFor,
+  readFixtureFile,
+  readSseEvents,
+  replay,
+  streamAnswer,
+  useTestGateway,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from 'switchyard-gateway/kit/testing';
 import { configYaml, fixturesOf } from '../helpers/repo.ts';
 import { expectedSignature, type AwsCredentials } from '../helpers/sigv4.ts';
 
@@ -41,7 +55,12 @@ const sent = () => bedrock.requests.at(-1)!;
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 type Frame = { headers: Record<string, string>; payload: unknown };
-const framesOf = (name: string): Frame[] => readFixtureFile(fixturesOf('bedrock'), `${name}.events.jsonl`).toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as Frame);
+const framesOf = (name: string): Frame[] =>
+  readFixtureFile(fixturesOf('bedrock'), `${name}.events.jsonl`)
+    .toString('utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Frame);
 /** Frames encoded with the AWS SDK's codec, one write each. */
 function encode(frames: Frame[]): Buffer[] {
   return frames.map(({ headers, payload }) => {
@@ -64,7 +83,14 @@ async function expectSignedBy(req: RecordedRequest, credentials: AwsCredentials,
 
 describe('signed requests', () => {
   it('POST /model/{id}/converse, SigV4 over host, body and headers; the exact Converse body', async () => {
-    const r = await chat({ messages: [{ role: 'system', content: 'You are a chatbot.' }, { role: 'user', content: 'Hello!' }], temperature: 0.5, stop: ['END'] });
+    const r = await chat({
+      messages: [
+        { role: 'system', content: 'You are a chatbot.' },
+        { role: 'user', content: 'Hello!' },
+      ],
+      temperature: 0.5,
+      stop: ['END'],
+    });
     expectValid('CreateChatCompletionResponse', r);
     expect(sent().method).toBe('POST');
     expect(sent().url).toBe('/model/us.amazon.nova-micro-v1%3A0/converse');
@@ -72,8 +98,14 @@ describe('signed requests', () => {
     expect(sent().headers.host).toBe(new URL(bedrock.url).host);
     expect(sent().headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
     expect(sent().headers['x-amz-security-token']).toBeUndefined();
-    expect(sent().headers.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${AKID}/\\d{8}/us-east-1/bedrock/aws4_request, SignedHeaders=accept;content-type;host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$`));
-    expect(sent().body).toEqual({ messages: [{ role: 'user', content: [{ text: 'Hello!' }] }], system: [{ text: 'You are a chatbot.' }], inferenceConfig: { maxTokens: 512, temperature: 0.5, stopSequences: ['END'] } });
+    expect(sent().headers.authorization).toMatch(
+      new RegExp(`^AWS4-HMAC-SHA256 Credential=${AKID}/\\d{8}/us-east-1/bedrock/aws4_request, SignedHeaders=accept;content-type;host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$`),
+    );
+    expect(sent().body).toEqual({
+      messages: [{ role: 'user', content: [{ text: 'Hello!' }] }],
+      system: [{ text: 'You are a chatbot.' }],
+      inferenceConfig: { maxTokens: 512, temperature: 0.5, stopSequences: ['END'] },
+    });
     await expectSignedBy(sent(), { accessKeyId: AKID, secretAccessKey: SECRET }, 'us-east-1');
   });
 
@@ -100,7 +132,11 @@ describe('signed requests', () => {
   });
 
   it('secrets never reach the client or the log', async () => {
-    bedrock.setHandler(() => ({ status: 403, headers: { 'x-amzn-errortype': 'UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.coral.service/' }, body: { message: 'The security token included in the request is invalid.' } }));
+    bedrock.setHandler(() => ({
+      status: 403,
+      headers: { 'x-amzn-errortype': 'UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.coral.service/' },
+      body: { message: 'The security token included in the request is invalid.' },
+    }));
     const err = await failureOf(chat({}));
     expect(err.status).toBe(502);
     expect(err.code).toBe('upstream_auth_failed');
@@ -121,8 +157,17 @@ describe('request translation through the gateway', () => {
       messages: [
         { role: 'system', content: 'You are a helpful chatbot.' },
         { role: 'user', content: 'What is the capital of France?' },
-        { role: 'assistant', content: fixture.messages[1].content[0].text, tool_calls: [{ id: 'tooluse_Ze_bgl9CSqu8aJv7XD-_Dw', type: 'function', function: { name: 'get_capital', arguments: '{"country": "France"}' } }] },
-        { role: 'tool', tool_call_id: 'tooluse_Ze_bgl9CSqu8aJv7XD-_Dw', content: 'The country is not supported.\n\nFix the errors and try again.', status: 'error' } as OpenAI.Chat.ChatCompletionToolMessageParam,
+        {
+          role: 'assistant',
+          content: fixture.messages[1].content[0].text,
+          tool_calls: [{ id: 'tooluse_Ze_bgl9CSqu8aJv7XD-_Dw', type: 'function', function: { name: 'get_capital', arguments: '{"country": "France"}' } }],
+        },
+        {
+          role: 'tool',
+          tool_call_id: 'tooluse_Ze_bgl9CSqu8aJv7XD-_Dw',
+          content: 'The country is not supported.\n\nFix the errors and try again.',
+          status: 'error',
+        } as OpenAI.Chat.ChatCompletionToolMessageParam,
       ],
       tools: [{ type: 'function', function: { name: 'get_capital', description: 'Get the capital of a country.', parameters: fixture.toolConfig.tools[0].toolSpec.inputSchema.json } }],
       tool_choice: 'auto',
@@ -135,7 +180,17 @@ describe('request translation through the gateway', () => {
   it('images: a data URL as bytes; an https URL is a 400 naming the part, and nothing is sent', async () => {
     bedrock.setHandler(() => replay(f('converse-image-input')));
     const bytes = f('converse-image-input').request.messages[0].content[1].image.source.bytes as string;
-    const r = await chat({ messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this vegetable?' }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${bytes}` } }] }] });
+    const r = await chat({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this vegetable?' },
+            { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${bytes}` } },
+          ],
+        },
+      ],
+    });
     expect(r.choices[0].message.content).toContain('potato');
     expect(sent().body.messages).toEqual(f('converse-image-input').request.messages);
     bedrock.reset();
@@ -209,7 +264,11 @@ describe('answers', () => {
 
   it('a streamed tool call: the SDK assembles the call from id, name and input fragments', async () => {
     bedrock.setHandler(() => replay(f('converse-stream-tool-use')));
-    const runner = t.client().chat.completions.stream({ model: 'nova', messages: [{ role: 'user', content: 'What is the temperature of the capital of France?' }], tools: [{ type: 'function', function: { name: 'get_temperature', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }] });
+    const runner = t.client().chat.completions.stream({
+      model: 'nova',
+      messages: [{ role: 'user', content: 'What is the temperature of the capital of France?' }],
+      tools: [{ type: 'function', function: { name: 'get_temperature', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+    });
     runner.on('chunk', (chunk) => expectValid('CreateChatCompletionStreamResponse', chunk));
     const final = await runner.finalChatCompletion();
     expect(final.choices[0].finish_reason).toBe('tool_calls');
@@ -337,7 +396,11 @@ describe('errors', () => {
   });
 
   it('AccessDenied → 502 upstream_auth_failed, not retried', async () => {
-    bedrock.setHandler(() => ({ status: 403, headers: { 'x-amzn-errortype': 'AccessDeniedException:http://internal.amazon.com/coral/com.amazon.bedrock/' }, body: { message: "You don't have access to the model with the specified model ID." } }));
+    bedrock.setHandler(() => ({
+      status: 403,
+      headers: { 'x-amzn-errortype': 'AccessDeniedException:http://internal.amazon.com/coral/com.amazon.bedrock/' },
+      body: { message: "You don't have access to the model with the specified model ID." },
+    }));
     const err = await failureOf(chat({}, 'patient'));
     expect(err.status).toBe(502);
     expect(err.code).toBe('upstream_auth_failed');
@@ -351,7 +414,8 @@ describe('without credentials', () => {
     () =>
       configYaml({
         providers: `  nokeys: { plugin: bedrock, region: us-east-1, endpoint: "${upstream.url}" }\n  mock: { plugin: mock }`,
-        models: '  nova: { targets: [{ provider: nokeys, model: us.amazon.nova-micro-v1:0 }] }\n  safe: { targets: [{ provider: nokeys, model: us.amazon.nova-micro-v1:0 }, { provider: mock, model: mock-1 }] }',
+        models:
+          '  nova: { targets: [{ provider: nokeys, model: us.amazon.nova-micro-v1:0 }] }\n  safe: { targets: [{ provider: nokeys, model: us.amazon.nova-micro-v1:0 }, { provider: mock, model: mock-1 }] }',
       }),
     { upstreams: [upstream], processEnv: Object.fromEntries(Object.keys(ENV).map((k) => [k, undefined])) },
   );

@@ -1,7 +1,22 @@
 /** The gemini provider end to end: exact native requests, recorded answers and streams, errors. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type OpenAI from 'openai';
-import { chatRequests, DEV_KEY, expectValid, failureOf, FakeClock, fakeUpstream, loadFixture, logLineFor, readSseEvents, replay, splitStream, streamAnswer, useTestGateway, type RequestFields } from 'switchyard-gateway/kit/testing';
+import {
+  chatRequests,
+  DEV_KEY,
+  expectValid,
+  failureOf,
+  FakeClock,
+  fakeUpstream,
+  loadFixture,
+  logLineFor,
+  readSseEvents,
+  replay,
+  splitStream,
+  streamAnswer,
+  useTestGateway,
+  type RequestFields,
+} from 'switchyard-gateway/kit/testing';
 import { configYaml, fixturesOf } from '../helpers/repo.ts';
 
 const f = (name: string) => loadFixture(fixturesOf('gemini'), name);
@@ -48,7 +63,13 @@ describe('the upstream request', () => {
   it('POST /v1beta/models/{model}:generateContent with x-goog-api-key; the recorded multi-turn body', async () => {
     const fixture = recorded('generate-multi-turn');
     const [first, answer, second] = fixture.contents.map((c: { parts: Array<{ text: string }> }) => c.parts[0].text);
-    await valid({ messages: [{ role: 'user', content: first }, { role: 'assistant', content: answer }, { role: 'user', content: second }] });
+    await valid({
+      messages: [
+        { role: 'user', content: first },
+        { role: 'assistant', content: answer },
+        { role: 'user', content: second },
+      ],
+    });
     const req = sent();
     expect(req.method).toBe('POST');
     expect(req.url).toBe('/v1beta/models/gemini-2.0-flash:generateContent');
@@ -62,7 +83,13 @@ describe('the upstream request', () => {
 
   it('streams use :streamGenerateContent?alt=sse and accept text/event-stream; the recorded body', async () => {
     gemini.setHandler(() => replay(f('stream-wire-exact')));
-    await streamed({ temperature: 0, messages: [{ role: 'system', content: 'You are a helpful chatbot.' }, { role: 'user', content: 'What is the capital of France?' }] });
+    await streamed({
+      temperature: 0,
+      messages: [
+        { role: 'system', content: 'You are a helpful chatbot.' },
+        { role: 'user', content: 'What is the capital of France?' },
+      ],
+    });
     expect(sent().url).toBe('/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse');
     expect(sent().headers.accept).toBe('text/event-stream');
     expect(sent().body).toEqual(recorded('stream-wire-exact'));
@@ -111,8 +138,21 @@ describe('the upstream request', () => {
 
   it('images: a data URL → inlineData, an https URL → fileData', async () => {
     const { mimeType, data } = f('image-input-base64').request.contents[0].parts[1].inlineData;
-    await valid({ messages: [{ role: 'user', content: [{ type: 'text', text: 'What fruit?' }, { type: 'image_url', image_url: { url: `data:${mimeType};base64,${data}` } }, { type: 'image_url', image_url: { url: 'https://example.com/k.png' } }] }] });
-    expect(sent().body.contents).toEqual([{ role: 'user', parts: [{ text: 'What fruit?' }, { inlineData: { mimeType, data } }, { fileData: { mimeType: 'image/png', fileUri: 'https://example.com/k.png' } }] }]);
+    await valid({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What fruit?' },
+            { type: 'image_url', image_url: { url: `data:${mimeType};base64,${data}` } },
+            { type: 'image_url', image_url: { url: 'https://example.com/k.png' } },
+          ],
+        },
+      ],
+    });
+    expect(sent().body.contents).toEqual([
+      { role: 'user', parts: [{ text: 'What fruit?' }, { inlineData: { mimeType, data } }, { fileData: { mimeType: 'image/png', fileUri: 'https://example.com/k.png' } }] },
+    ]);
   });
 
   it('a tool round trip with the SDK: the call, then its result and the thought signature sent back', async () => {
@@ -151,7 +191,16 @@ describe('the upstream request', () => {
 });
 
 describe('answers', () => {
-  const answers = ['generate-basic-max-tokens', 'generate-function-call', 'generate-function-call-thought-signature', 'generate-function-response-followup', 'generate-multi-turn', 'generate-system-instruction', 'generate-thinking-thought-part', 'image-input-base64'];
+  const answers = [
+    'generate-basic-max-tokens',
+    'generate-function-call',
+    'generate-function-call-thought-signature',
+    'generate-function-response-followup',
+    'generate-multi-turn',
+    'generate-system-instruction',
+    'generate-thinking-thought-part',
+    'image-input-base64',
+  ];
 
   it('every recorded answer: valid, id and model from the answer, usage adding up to totalTokenCount', async () => {
     for (const name of answers) {
@@ -172,13 +221,27 @@ describe('answers', () => {
     expect(message.content).toBe('');
     expect(message.reasoning_content).toContain('Breaking Down the Sum of Natural Numbers');
     expect(r.choices[0].finish_reason).toBe('length');
-    expect(r.usage).toEqual({ prompt_tokens: 17, completion_tokens: 19, total_tokens: 36, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 19 }, cost: expect.any(Number) });
+    expect(r.usage).toEqual({
+      prompt_tokens: 17,
+      completion_tokens: 19,
+      total_tokens: 36,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 19 },
+      cost: expect.any(Number),
+    });
     const line = await logLineFor(t, response.headers.get('x-request-id')!);
     expect(line).toMatchObject({ model: 'flash', upstreamModel: 'gemini-2.0-flash-thinking-exp-01-21', promptTokens: 17, completionTokens: 19, totalTokens: 36 });
   });
 
   it('safety: a blocked prompt is an empty content_filter answer, a SAFETY stop is content_filter', async () => {
-    gemini.setHandler(() => ({ body: { promptFeedback: { blockReason: 'SAFETY', safetyRatings: [{ category: 'HARM_CATEGORY_HARASSMENT', probability: 'HIGH' }] }, usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 }, modelVersion: 'gemini-2.0-flash', responseId: 'blocked1' } }));
+    gemini.setHandler(() => ({
+      body: {
+        promptFeedback: { blockReason: 'SAFETY', safetyRatings: [{ category: 'HARM_CATEGORY_HARASSMENT', probability: 'HIGH' }] },
+        usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 },
+        modelVersion: 'gemini-2.0-flash',
+        responseId: 'blocked1',
+      },
+    }));
     const blocked = await valid();
     expect(blocked.choices).toEqual([{ index: 0, message: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: 'content_filter' }]);
     expect(blocked.usage!.prompt_tokens).toBe(5);
@@ -188,11 +251,37 @@ describe('answers', () => {
   });
 
   it('logprobs and several candidates come back as OpenAI logprobs and choices', async () => {
-    const logprobsResult = { topCandidates: [{ candidates: [{ token: 'Yes', logProbability: -0.01 }, { token: 'No', logProbability: -4.6 }] }], chosenCandidates: [{ token: 'Yes', logProbability: -0.01 }] };
-    gemini.setHandler(() => ({ body: { candidates: [{ index: 0, content: { parts: [{ text: 'Yes' }] }, finishReason: 'STOP', logprobsResult }, { index: 1, content: { parts: [{ text: 'Sure' }] }, finishReason: 'STOP' }], modelVersion: 'gemini-2.0-flash' } }));
+    const logprobsResult = {
+      topCandidates: [
+        {
+          candidates: [
+            { token: 'Yes', logProbability: -0.01 },
+            { token: 'No', logProbability: -4.6 },
+          ],
+        },
+      ],
+      chosenCandidates: [{ token: 'Yes', logProbability: -0.01 }],
+    };
+    gemini.setHandler(() => ({
+      body: {
+        candidates: [
+          { index: 0, content: { parts: [{ text: 'Yes' }] }, finishReason: 'STOP', logprobsResult },
+          { index: 1, content: { parts: [{ text: 'Sure' }] }, finishReason: 'STOP' },
+        ],
+        modelVersion: 'gemini-2.0-flash',
+      },
+    }));
     const r = await valid({ n: 2, logprobs: true, top_logprobs: 2 });
     expect(r.choices.map((c) => c.message.content)).toEqual(['Yes', 'Sure']);
-    expect(r.choices[0].logprobs!.content![0]).toEqual({ token: 'Yes', logprob: -0.01, bytes: [89, 101, 115], top_logprobs: [{ token: 'Yes', logprob: -0.01, bytes: [89, 101, 115] }, { token: 'No', logprob: -4.6, bytes: [78, 111] }] });
+    expect(r.choices[0].logprobs!.content![0]).toEqual({
+      token: 'Yes',
+      logprob: -0.01,
+      bytes: [89, 101, 115],
+      top_logprobs: [
+        { token: 'Yes', logprob: -0.01, bytes: [89, 101, 115] },
+        { token: 'No', logprob: -4.6, bytes: [78, 111] },
+      ],
+    });
   });
 });
 
@@ -230,7 +319,12 @@ describe('streams', () => {
   });
 
   it('every recorded stream validates, with one finish and a final usage chunk', async () => {
-    for (const [name, finish] of [['stream-basic', 'stop'], ['stream-system-instruction', 'stop'], ['stream-function-call', 'tool_calls'], ['vertex-stream-basic', 'stop']] as const) {
+    for (const [name, finish] of [
+      ['stream-basic', 'stop'],
+      ['stream-system-instruction', 'stop'],
+      ['stream-function-call', 'tool_calls'],
+      ['vertex-stream-basic', 'stop'],
+    ] as const) {
       gemini.setHandler(() => replay(f(name)));
       const { chunks, finishes } = await streamed({ stream_options: { include_usage: true } });
       expect(finishes, name).toEqual([finish]);
@@ -250,7 +344,11 @@ describe('streams', () => {
 
   it('a streamed function call: the SDK assembles a complete call', async () => {
     gemini.setHandler(() => replay(f('stream-function-call')));
-    const runner = t.client().chat.completions.stream({ model: 'flash', messages: [{ role: 'user', content: 'what is the result of 100/2' }], tools: [{ type: 'function', function: { name: 'customDivide', parameters: { type: 'object' } } }] });
+    const runner = t.client().chat.completions.stream({
+      model: 'flash',
+      messages: [{ role: 'user', content: 'what is the result of 100/2' }],
+      tools: [{ type: 'function', function: { name: 'customDivide', parameters: { type: 'object' } } }],
+    });
     runner.on('chunk', (chunk) => expectValid('CreateChatCompletionStreamResponse', chunk));
     const final = await runner.finalChatCompletion();
     expect(final.choices[0].finish_reason).toBe('tool_calls');
@@ -260,7 +358,9 @@ describe('streams', () => {
   });
 
   it('a prompt blocked in a stream: one empty content_filter finish', async () => {
-    gemini.setHandler(() => streamAnswer([sse({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 }, modelVersion: 'gemini-2.0-flash', responseId: 'b2' })]));
+    gemini.setHandler(() =>
+      streamAnswer([sse({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 }, modelVersion: 'gemini-2.0-flash', responseId: 'b2' })]),
+    );
     const { chunks, finishes, text } = await streamed({ stream_options: { include_usage: true } });
     expect(finishes).toEqual(['content_filter']);
     expect(text).toBe('');
@@ -280,7 +380,7 @@ describe('errors', () => {
     expect(gemini.requests).toHaveLength(1); // a 404 is not retried
   });
 
-  it('400 API_KEY_INVALID is the gateway credential: 502 upstream_auth_failed, Google\'s message and the key not echoed', async () => {
+  it("400 API_KEY_INVALID is the gateway credential: 502 upstream_auth_failed, Google's message and the key not echoed", async () => {
     gemini.setHandler(() => replay(f('error-400-api-key-invalid')));
     const err = await failureOf(chat());
     expect(err.status).toBe(502);
@@ -289,7 +389,7 @@ describe('errors', () => {
     expect(err.message).not.toContain(SECRET);
   });
 
-  it('400 INVALID_ARGUMENT is the client\'s: 400 upstream_bad_request with Google\'s message', async () => {
+  it("400 INVALID_ARGUMENT is the client's: 400 upstream_bad_request with Google's message", async () => {
     gemini.setHandler(() => replay(f('vertex-error-400-invalid-argument')));
     const err = await failureOf(chat());
     expect(err.status).toBe(400);
@@ -306,7 +406,11 @@ describe('errors', () => {
     expect((err.error as { message: string }).message).toBe('g: Resource has been exhausted (e.g. check quota). (g code: RESOURCE_EXHAUSTED)');
 
     gemini.reset();
-    gemini.setHandler((_r, i) => (i === 0 ? { status: 429, body: { error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '3s' }] } } } : replay(f('generate-multi-turn'))));
+    gemini.setHandler((_r, i) =>
+      i === 0
+        ? { status: 429, body: { error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '3s' }] } } }
+        : replay(f('generate-multi-turn')),
+    );
     await valid();
     expect(clock.sleeps).toEqual([3000]);
   });

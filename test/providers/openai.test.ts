@@ -73,7 +73,12 @@ describe('forwarding', () => {
         got.push(chunk);
       }
       const recorded = splitStream(fixture)
-        .map((b) => b.toString().replace(/^data: /, '').trim())
+        .map((b) =>
+          b
+            .toString()
+            .replace(/^data: /, '')
+            .trim(),
+        )
         .filter((d) => d !== '[DONE]')
         .map((d) => JSON.parse(d));
       for (const chunk of recorded) if (chunk.usage) chunk.usage.cost = gpt4oCost(chunk.usage);
@@ -84,7 +89,10 @@ describe('forwarding', () => {
 
   it('keeps the usage chunk from clients that did not ask, but still logs the tokens', async () => {
     primary.setHandler(() => replay(f('stream-tool-call')));
-    const { data: stream, response } = await t.client().chat.completions.create({ model: 'gpt', stream: true, messages: [{ role: 'user', content: 'x' }] }).withResponse();
+    const { data: stream, response } = await t
+      .client()
+      .chat.completions.create({ model: 'gpt', stream: true, messages: [{ role: 'user', content: 'x' }] })
+      .withResponse();
     const got = [];
     for await (const chunk of stream) got.push(chunk);
     expect(got.every((c) => !('usage' in c))).toBe(true);
@@ -95,7 +103,9 @@ describe('forwarding', () => {
   });
 
   it('carries the client x-request-id through', async () => {
-    const { response } = await ask().withResponse().catch(() => ({ response: undefined as never }));
+    const { response } = await ask()
+      .withResponse()
+      .catch(() => ({ response: undefined as never }));
     expect(response.headers.get('x-request-id')).toBeTruthy();
     const res = await fetch(`${t.baseURL}/chat/completions`, {
       method: 'POST',
@@ -169,7 +179,10 @@ describe('upstream errors', () => {
   it('a 429 whose retry-after exceeds the cap falls back to the next target at once', async () => {
     primary.setHandler(() => replay(f('error-429-tokens-rate-limit'), { headers: { 'content-type': 'application/json', 'retry-after': '30' } }));
     const started = Date.now();
-    const { data, response } = await t.client().chat.completions.create({ model: 'fast', messages: [{ role: 'user', content: 'x' }] }).withResponse();
+    const { data, response } = await t
+      .client()
+      .chat.completions.create({ model: 'fast', messages: [{ role: 'user', content: 'x' }] })
+      .withResponse();
     expect(Date.now() - started).toBeLessThan(5000);
     expect(primary.requests).toHaveLength(1);
     expect(backup.requests[0].body.model).toBe('llama-3.1-8b');
@@ -187,13 +200,19 @@ describe('upstream errors', () => {
     const limited = () => replay(f('error-429-tokens-rate-limit'), { headers: { 'content-type': 'application/json', 'retry-after': '30' } });
     primary.setHandler(limited);
     backup.setHandler(limited);
-    const err = (await t.client().chat.completions.create({ model: 'fast', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const err = (await t
+      .client()
+      .chat.completions.create({ model: 'fast', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect(err.headers?.get('retry-after')).toBe('30');
   });
 
   it('a refused connection fails over to the next target', async () => {
-    const { data, response } = await t.client().chat.completions.create({ model: 'unreachable', messages: [{ role: 'user', content: 'x' }] }).withResponse();
+    const { data, response } = await t
+      .client()
+      .chat.completions.create({ model: 'unreachable', messages: [{ role: 'user', content: 'x' }] })
+      .withResponse();
     expect(data.choices[0].message.content).toContain('Paris');
     expect(response.headers.get('x-switchyard-provider')).toBe('backup');
   });
@@ -240,7 +259,10 @@ describe('streams', () => {
   });
 
   it('an upstream error event inside a 200 stream is mapped too', async () => {
-    primary.setHandler(() => ({ status: 200, chunks: [splitStream(f('stream-tool-call'))[0], 'data: {"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}\n\n'] }));
+    primary.setHandler(() => ({
+      status: 200,
+      chunks: [splitStream(f('stream-tool-call'))[0], 'data: {"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}\n\n'],
+    }));
     const stream = await streamAsk();
     const seen: unknown[] = [];
     const err = await (async () => {

@@ -19,7 +19,10 @@ afterEach(async () => {
   upstream = undefined;
 });
 
-function configWith(models: string, providers = '  v1: { plugin: mock, reply: "from v1" }\n  v2: { plugin: mock, reply: "from v2" }\n  slow: { plugin: mock, reply: "slow one two three four five six seven eight nine ten", chunkDelayMs: 60 }') {
+function configWith(
+  models: string,
+  providers = '  v1: { plugin: mock, reply: "from v1" }\n  v2: { plugin: mock, reply: "from v2" }\n  slow: { plugin: mock, reply: "slow one two three four five six seven eight nine ten", chunkDelayMs: 60 }',
+) {
   return `${KEYS}providers:\n${providers}\nmodels:\n${models}\n`;
 }
 
@@ -94,14 +97,20 @@ describe('hot reload', () => {
     await new Promise((r) => setTimeout(r, 100));
 
     // 1. Add a model and move `talk` to another provider while its stream is running.
-    writeFileSync(t.configFile, configWith('  demo: { targets: [{ provider: v1, model: m1 }] }\n  extra: { targets: [{ provider: v2, model: m2 }] }\n  talk: { targets: [{ provider: v2, model: m2 }] }'));
+    writeFileSync(
+      t.configFile,
+      configWith('  demo: { targets: [{ provider: v1, model: m1 }] }\n  extra: { targets: [{ provider: v2, model: m2 }] }\n  talk: { targets: [{ provider: v2, model: m2 }] }'),
+    );
     await until(async () => (await ask('extra')).status === 200);
     models = ['demo', 'extra'];
     expect(t.gateway.runtime.generation).toBe(2);
     await new Promise((r) => setTimeout(r, 500));
 
     // 2. Move `demo` to v2.
-    writeFileSync(t.configFile, configWith('  demo: { targets: [{ provider: v2, model: m2 }] }\n  extra: { targets: [{ provider: v2, model: m2 }] }\n  talk: { targets: [{ provider: v2, model: m2 }] }'));
+    writeFileSync(
+      t.configFile,
+      configWith('  demo: { targets: [{ provider: v2, model: m2 }] }\n  extra: { targets: [{ provider: v2, model: m2 }] }\n  talk: { targets: [{ provider: v2, model: m2 }] }'),
+    );
     await until(async () => (await ask('demo')).text.includes('from v2'));
     await new Promise((r) => setTimeout(r, 500));
 
@@ -135,11 +144,7 @@ describe('hot reload', () => {
     expect(load.stats.failed).toEqual([]);
     expect(load.stats.ok / seconds).toBeGreaterThan(100); // the edits happened under real load
     const reloads = t.logs.filter((l) => /^reloaded /.test(l.msg));
-    expect(reloads.map((l) => l.msg.replace(/^reloaded \S+ /, ''))).toEqual([
-      '(generation 2): models +extra ~talk',
-      '(generation 3): models ~demo',
-      '(generation 4): models ~demo -talk',
-    ]);
+    expect(reloads.map((l) => l.msg.replace(/^reloaded \S+ /, ''))).toEqual(['(generation 2): models +extra ~talk', '(generation 3): models ~demo', '(generation 4): models ~demo -talk']);
   });
 
   it('serves a provider plugin edited on disk without a restart', async () => {
@@ -153,7 +158,11 @@ export default defineProvider({
   }),
 });
 `;
-    t = await startTestGateway(`${KEYS}providers:\n  canned: { plugin: ./canned.ts }\nmodels:\n  demo: { targets: [{ provider: canned, model: c1 }] }\n`, { files: { 'canned.ts': plugin('first version') }, watch: true, watchDebounceMs: 50 });
+    t = await startTestGateway(`${KEYS}providers:\n  canned: { plugin: ./canned.ts }\nmodels:\n  demo: { targets: [{ provider: canned, model: c1 }] }\n`, {
+      files: { 'canned.ts': plugin('first version') },
+      watch: true,
+      watchDebounceMs: 50,
+    });
     expect((await ask('demo')).text).toContain('first version');
     writeFileSync(path.join(t.dir, 'canned.ts'), plugin('second version'));
     await until(async () => (await ask('demo')).text.includes('second version'), 2000);
@@ -163,7 +172,8 @@ export default defineProvider({
   });
 
   it('a removed provider keeps serving its in-flight stream, then its pool is closed', async () => {
-    const chunk = (i: number, finish = false) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'up-1', choices: [{ index: 0, delta: { content: `w${i} ` }, finish_reason: finish ? 'stop' : null }] })}\n\n`;
+    const chunk = (i: number, finish = false) =>
+      `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'up-1', choices: [{ index: 0, delta: { content: `w${i} ` }, finish_reason: finish ? 'stop' : null }] })}\n\n`;
     upstream = await startFakeUpstream(() => ({ status: 200, chunks: [...Array.from({ length: 10 }, (_, i) => chunk(i)), chunk(10, true), 'data: [DONE]\n\n'], gapMs: 50 }));
     const withUp = `${KEYS}providers:\n  up: { plugin: openai, baseUrl: "${upstream.url}/v1" }\n  mock: { plugin: mock }\nmodels:\n  demo: { targets: [{ provider: up, model: up-1 }] }\n`;
     t = await startTestGateway(withUp);
@@ -188,7 +198,8 @@ export default defineProvider({
 
   it('a reload keeps the cooldown of targets it did not change', async () => {
     upstream = await startFakeUpstream(() => ({ status: 500, body: { error: { message: 'boom', type: 'server_error', param: null, code: null } } }));
-    const config = (extra: string) => `${KEYS}providers:\n  up: { plugin: openai, baseUrl: "${upstream!.url}/v1" }\n  mock: { plugin: mock }\nmodels:\n  demo: { retry: { attempts: 1 }, cooldown: { failures: 1, windowMs: 60000, durationMs: 60000 }, targets: [{ provider: up, model: u }, { provider: mock, model: m }] }\n${extra}`;
+    const config = (extra: string) =>
+      `${KEYS}providers:\n  up: { plugin: openai, baseUrl: "${upstream!.url}/v1" }\n  mock: { plugin: mock }\nmodels:\n  demo: { retry: { attempts: 1 }, cooldown: { failures: 1, windowMs: 60000, durationMs: 60000 }, targets: [{ provider: up, model: u }, { provider: mock, model: m }] }\n${extra}`;
     t = await startTestGateway(config(''));
     expect((await ask('demo')).status).toBe(200); // up failed, mock answered; up now cools down
     expect(upstream.requests).toHaveLength(1);

@@ -38,8 +38,19 @@ afterEach(() => {
   clock.sleeps.length = 0;
 });
 
-const ask = (model: string) => t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] }).withResponse();
-const fail = (model: string) => t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] }).then(() => undefined, (e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+const ask = (model: string) =>
+  t
+    .client()
+    .chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] })
+    .withResponse();
+const fail = (model: string) =>
+  t
+    .client()
+    .chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] })
+    .then(
+      () => undefined,
+      (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+    );
 
 describe('retry and backoff', () => {
   it('retries 5xx with exponential backoff and full jitter, capped at maxMs', async () => {
@@ -162,7 +173,10 @@ describe('timeouts', () => {
 
     a.setHandler(() => ({ status: 200, chunks: [': keep-alive comment\n\n', ...chunks], gapMs: 1000 }));
     b.setHandler(() => replay(f('stream-tool-call')));
-    const stream = await t.client().chat.completions.create({ model: 'stalls', stream: true, messages: [{ role: 'user', content: 'x' }] }).withResponse();
+    const stream = await t
+      .client()
+      .chat.completions.create({ model: 'stalls', stream: true, messages: [{ role: 'user', content: 'x' }] })
+      .withResponse();
     expect(stream.response.headers.get('x-switchyard-provider')).toBe('b');
   });
 

@@ -28,7 +28,11 @@ const t = useTestGateway(
   { upstreams: [a, b], clock },
 );
 
-const ask = (model: string) => t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] }).withResponse();
+const ask = (model: string) =>
+  t
+    .client()
+    .chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] })
+    .withResponse();
 const providerOf = async (model: string) => (await ask(model)).response.headers.get('x-switchyard-provider');
 
 describe('strategies', () => {
@@ -126,14 +130,27 @@ describe('cooldown', () => {
 
 describe('fallbacks on specific failures', () => {
   it('contextWindow: a prompt too long for the model goes to the larger-window alias', async () => {
-    a.setHandler(() => ({ status: 400, body: { error: { message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens.", type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } } }));
+    a.setHandler(() => ({
+      status: 400,
+      body: {
+        error: {
+          message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens.",
+          type: 'invalid_request_error',
+          param: 'messages',
+          code: 'context_length_exceeded',
+        },
+      },
+    }));
     const { response } = await ask('small');
     expect(response.headers.get('x-switchyard-provider')).toBe('b');
     expect(b.requests[0].body.model).toBe('big-ctx');
   });
 
   it('contentPolicy: a policy refusal goes to the alias named for it', async () => {
-    a.setHandler(() => ({ status: 400, body: { error: { message: 'Your request was rejected as a result of our safety system.', type: 'invalid_request_error', param: null, code: 'content_policy_violation' } } }));
+    a.setHandler(() => ({
+      status: 400,
+      body: { error: { message: 'Your request was rejected as a result of our safety system.', type: 'invalid_request_error', param: null, code: 'content_policy_violation' } },
+    }));
     const { data } = await ask('small');
     expect(data.model).toBe('lenient-1');
   });

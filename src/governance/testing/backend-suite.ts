@@ -341,8 +341,32 @@ export function backendSuite(name: string, factory: BackendFactory): void {
         ]);
         expect(page.data[0]!.results).toEqual([]);
         expect(page.data[1]!.results).toEqual([
-          { object: 'gateway.usage.result', key: 'search-dev', team: null, model: 'claude', num_model_requests: 1, input_tokens: 100, input_cached_tokens: 40, input_cache_write_tokens: 10, output_tokens: 20, amount: { value: 0.005, currency: 'usd' }, unpriced_requests: 0 },
-          { object: 'gateway.usage.result', key: 'search-prod', team: null, model: 'gpt-4o', num_model_requests: 2, input_tokens: 200, input_cached_tokens: 80, input_cache_write_tokens: 20, output_tokens: 40, amount: { value: 0.03, currency: 'usd' }, unpriced_requests: 0 },
+          {
+            object: 'gateway.usage.result',
+            key: 'search-dev',
+            team: null,
+            model: 'claude',
+            num_model_requests: 1,
+            input_tokens: 100,
+            input_cached_tokens: 40,
+            input_cache_write_tokens: 10,
+            output_tokens: 20,
+            amount: { value: 0.005, currency: 'usd' },
+            unpriced_requests: 0,
+          },
+          {
+            object: 'gateway.usage.result',
+            key: 'search-prod',
+            team: null,
+            model: 'gpt-4o',
+            num_model_requests: 2,
+            input_tokens: 200,
+            input_cached_tokens: 80,
+            input_cache_write_tokens: 20,
+            output_tokens: 40,
+            amount: { value: 0.03, currency: 'usd' },
+            unpriced_requests: 0,
+          },
         ]);
         const byTeam = await b.usage({ startTime: day1 / 1000, endTime: Date.UTC(2026, 2, 3) / 1000, groupBy: ['team'], models: ['gpt-4o'] });
         expect(byTeam.data.map((d) => d.results.map((r) => [r.team, r.num_model_requests, r.amount?.value]))).toEqual([[['search', 2, 0.03]], [['search', 1, 0.04]]]);

@@ -17,7 +17,8 @@ export interface RedisServer {
   start(): Promise<void>;
 }
 
-const NOT_INSTALLED = 'redis-server is not on PATH: the governance tests need a real Redis. Install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) and run the tests again.';
+const NOT_INSTALLED =
+  'redis-server is not on PATH: the governance tests need a real Redis. Install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) and run the tests again.';
 
 async function freePort(): Promise<number> {
   const server = createServer();

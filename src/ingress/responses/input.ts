@@ -67,7 +67,10 @@ export function inputToMessages(input: string | unknown[], instructions?: string
       case 'reasoning':
         return;
       case 'item_reference':
-        throw unsupportedParam(param, `Invalid '${param}': item references name items stored by the API, and the gateway is stateless; send the items themselves (clients that reference earlier output, such as the Vercel AI SDK, do so when they are told store: false).`);
+        throw unsupportedParam(
+          param,
+          `Invalid '${param}': item references name items stored by the API, and the gateway is stateless; send the items themselves (clients that reference earlier output, such as the Vercel AI SDK, do so when they are told store: false).`,
+        );
       default:
         throw unsupportedParam(
           param,

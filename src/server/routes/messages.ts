@@ -123,7 +123,8 @@ function countTokensHandler({ getRuntime, log }: ServerDeps) {
     try {
       const key = runtime.identify?.(request.headers);
       const model = (request.body as { model?: unknown } | undefined)?.model;
-      if (typeof model !== 'string' || !runtime.models.has(model)) throw new GatewayError('model_not_found', `The model \`${String(model)}\` does not exist or you do not have access to it.`, { param: 'model' });
+      if (typeof model !== 'string' || !runtime.models.has(model))
+        throw new GatewayError('model_not_found', `The model \`${String(model)}\` does not exist or you do not have access to it.`, { param: 'model' });
       if (key && !key.allows(model)) throw new GatewayError('model_not_allowed', `The key "${key.name}" may not use the model "${model}".`, { param: 'model' });
       const target = runtime.models.get(model)!.targets.find((t) => !t.unavailable);
       if (target?.capabilities.nativeProtocols?.includes(COUNT_TOKENS)) {
@@ -135,7 +136,10 @@ function countTokensHandler({ getRuntime, log }: ServerDeps) {
       const error = (err instanceof UpstreamError ? err.toClientError(runtime.redact) : toGatewayError(err)).redacted(runtime.redact);
       if (error.code === 'internal_error') log.error({ err, reqId: request.id }, 'count_tokens failed');
       const { status, body } = anthropicErrorOf(error, { requestId: request.id });
-      reply.code(status).headers({ ...headers, ...error.headers }).send(body);
+      reply
+        .code(status)
+        .headers({ ...headers, ...error.headers })
+        .send(body);
     }
   };
 }

@@ -5,7 +5,17 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { GatewayError } from '../../errors.ts';
-import { chatRequestOf, chatToResponse, readResponsesRequest, ResponsesStreamWriter, responseIds, toSse, type ResponseIds, type ResponsesEvent, type ResponsesRequest } from '../../ingress/responses/index.ts';
+import {
+  chatRequestOf,
+  chatToResponse,
+  readResponsesRequest,
+  ResponsesStreamWriter,
+  responseIds,
+  toSse,
+  type ResponseIds,
+  type ResponsesEvent,
+  type ResponsesRequest,
+} from '../../ingress/responses/index.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../../openai-types.ts';
 import type { RequestContext } from '../../plugin-api.ts';
 import { writeEventStream, type EventWriter } from '../events.ts';

@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rerun } from '../bin/ensure-node.mjs';
+import { NodeUnavailable, rerun, suitableNode } from '../bin/ensure-node.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Written by scripts/build.mjs once dist/ is complete. */
@@ -33,11 +33,22 @@ function fresh() {
   return SOURCES.every((s) => !existsSync(path.join(root, s)) || newestChange(path.join(root, s)) <= built);
 }
 
+// The Node that builds and serves: this one when it fits, else Node 24 from ~/.node24 (installed
+// first if needed). Chosen here, once: the bin refuses to bootstrap again when run as a re-run.
+let node;
+try {
+  node = suitableNode();
+} catch (err) {
+  if (!(err instanceof NodeUnavailable)) throw err;
+  process.stderr.write(`${err.message}\n`);
+  process.exit(1);
+}
+
 if (!fresh()) {
   process.stderr.write('switchyard: building dist/ (the sources changed since the last build)\n');
-  const env = { ...process.env, PATH: `${path.join(root, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}` };
-  const build = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.mjs')], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const env = { ...process.env, PATH: [path.join(root, 'node_modules', '.bin'), path.dirname(node), process.env.PATH ?? ''].join(path.delimiter) };
+  const build = spawnSync(node, [path.join(root, 'scripts', 'build.mjs')], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 // Node flags given to this script (a profiler's, heap flags) go on to the gateway.
-rerun(process.execPath, [...process.execArgv, path.join(root, 'bin', 'switchyard.mjs'), ...process.argv.slice(2)], { ...process.env, SWITCHYARD_RUN_DIST: '1' });
+rerun(node, [...process.execArgv, path.join(root, 'bin', 'switchyard.mjs'), ...process.argv.slice(2)], { ...process.env, SWITCHYARD_RUN_DIST: '1' });

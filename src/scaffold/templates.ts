@@ -153,7 +153,7 @@ export interface Options {
 }
 
 export default defineStage<Options>({
-  apiVersion: 1,
+  apiVersion: 2,
   kind: 'stage',
   name: '${name}',
   optionsSchema: {

@@ -1,0 +1,20 @@
+/** The ways in (src/ingress/protocols.ts): each protocol's paths, served by the one pipeline handler. */
+import type { Protocol } from '../../ingress/protocol.ts';
+import { servePipeline } from '../serve.ts';
+import type { RouteModule } from '../surface.ts';
+
+export function protocolRoutes(protocols: readonly Protocol[]): RouteModule {
+  return {
+    surface: protocols.flatMap((p) => p.paths.map((path) => ({ pattern: new RegExp(`^${escape(path)}/?$`), method: 'POST' }))),
+    register(app, deps) {
+      for (const protocol of protocols) {
+        const handler = servePipeline(deps, protocol);
+        for (const path of protocol.paths) app.post(path, handler);
+      }
+    },
+  };
+}
+
+function escape(path: string): string {
+  return path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

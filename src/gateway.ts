@@ -19,6 +19,8 @@ import { watchFiles, type Watcher } from './runtime/watch.ts';
 import { SOURCE_FILE } from './plugins/load.ts';
 import { GatewayError } from './errors.ts';
 import type { Exchange } from './pipeline/exchange.ts';
+import type { Protocol } from './ingress/protocol.ts';
+import { PROTOCOLS } from './ingress/protocols.ts';
 import { combineObservers, type GatewayObserver } from './pipeline/observer.ts';
 import { createInstruments, type GatewayMetrics, type Instruments } from './observability/index.ts';
 import { startMetricsListener, type MetricsListener } from './server/routes/metrics.ts';
@@ -45,6 +47,11 @@ export interface GatewayOptions {
   watchDebounceMs?: number;
   /** Instruments that see every request (metrics, traces). */
   observers?: GatewayObserver[];
+  /**
+   * Ways in besides the built-in ones (src/ingress/protocols.ts), for tests and embedders. The
+   * Protocol interface is the core's own and may change between minor versions.
+   */
+  protocols?: readonly Protocol[];
   /** Opens the limits/budgets/spend backend from `state:` (default openState; a cluster worker reaches its primary's). */
   openState?: OpenState;
   /** Extra fields for /readyz (a cluster worker says which one it is). */
@@ -97,6 +104,7 @@ export class Gateway {
     this.#options = options;
     this.app = buildApp({
       getRuntime: () => this.#runtime,
+      protocols: options.protocols && [...PROTOCOLS, ...options.protocols],
       onRequestStart: (ctx) => this.#live.add(ctx),
       onRequestDone: (r, ctx) => this.#requestDone(r, ctx),
       log,

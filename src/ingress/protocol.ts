@@ -13,13 +13,21 @@ import type { ErrorAnswer, ProtocolSession } from '../pipeline/exchange.ts';
 import type { ChatCompletionRequest } from '../openai-types.ts';
 import type { Ingress, Operation } from '../plugin-api.ts';
 
+/** What a protocol may read of the HTTP request besides its body (a model or a method named in the URL). */
+export interface ProtocolRequest {
+  /** The path's parameters (`:name` segments of `paths`). */
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, unknown>>;
+  readonly headers: IncomingHttpHeaders;
+}
+
 export interface Protocol<Request = unknown> {
   readonly name: Ingress;
   readonly operation: Operation;
-  /** The POST paths it answers, e.g. ['/v1/chat/completions', '/chat/completions']. */
+  /** The POST paths it answers, in fastify's syntax (`:name` is a parameter), e.g. ['/v1/chat/completions', '/chat/completions']. */
   readonly paths: readonly string[];
   /** The client's JSON body → the protocol's request; throws a GatewayError (400) naming what is wrong. */
-  parse(body: unknown): Request;
+  parse(body: unknown, request: ProtocolRequest): Request;
   /** One request's session: what the pipeline runs and how its answer goes back. */
   begin(request: Request, info: { readonly id: string; readonly headers: IncomingHttpHeaders }): ProtocolSession;
   /** An error in the protocol's envelope. */

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, toGatewayError } from '../errors.ts';
-import type { Protocol } from '../ingress/protocol.ts';
+import type { Protocol, ProtocolRequest } from '../ingress/protocol.ts';
 import { Exchange, type ExchangeEnd } from '../pipeline/exchange.ts';
 import { MAX_JSON_DEPTH, tooDeep } from '../protocol/depth.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
@@ -25,7 +25,7 @@ export function servePipeline(deps: ServerDeps, protocol: Protocol) {
     try {
       const deep = tooDeep(request.body);
       if (deep) throw new GatewayError('invalid_request', `Invalid '${deep}': JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted.`, { param: deep });
-      x.begin(protocol.begin(protocol.parse(request.body), x));
+      x.begin(protocol.begin(protocol.parse(request.body, protocolRequest(request)), x));
       await runtime.run(x.ctx);
       const attempt = x.attempt;
       if (!attempt) throw new GatewayError('internal_error', 'the pipeline answered without an attempt');
@@ -85,6 +85,15 @@ function endOf(deps: ServerDeps, runtime: Runtime, counted: boolean): ExchangeEn
     hooks: runtime.finish,
     observed: deps.observer.requestEnded && ((x) => deps.observer.requestEnded?.(x)),
   };
+}
+
+function protocolRequest(request: FastifyRequest): ProtocolRequest {
+  const params = isRecord(request.params) && Object.values(request.params).every((v) => typeof v === 'string') ? (request.params as Record<string, string>) : {};
+  return { params, query: isRecord(request.query) ? request.query : {}, headers: request.headers };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
 
 /** What the client may see of a failure: upstream failures mapped, configured secrets scrubbed. */

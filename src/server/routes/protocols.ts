@@ -5,7 +5,7 @@ import type { RouteModule } from '../surface.ts';
 
 export function protocolRoutes(protocols: readonly Protocol[]): RouteModule {
   return {
-    surface: protocols.flatMap((p) => p.paths.map((path) => ({ pattern: new RegExp(`^${escape(path)}/?$`), method: 'POST' }))),
+    surface: protocols.flatMap((p) => p.paths.map((path) => ({ pattern: pathPattern(path), method: 'POST' }))),
     register(app, deps) {
       for (const protocol of protocols) {
         const handler = servePipeline(deps, protocol);
@@ -15,6 +15,8 @@ export function protocolRoutes(protocols: readonly Protocol[]): RouteModule {
   };
 }
 
-function escape(path: string): string {
-  return path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** A fastify path as a pattern for the URL (`:name` → one segment), to tell 404 from 405. */
+export function pathPattern(path: string): RegExp {
+  const segments = path.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^${segments.join('/')}/?$`);
 }

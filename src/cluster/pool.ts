@@ -31,6 +31,7 @@ export class WorkerPool {
   /** Reloads asked for so far, and the number when each worker was forked: one that started reading the file before the last reload catches up when it is ready. */
   #reloads = 0;
   #lastReload: ToWorker | undefined;
+  /** When each live worker was forked (a dead worker's entry goes with it), for the restart back-off. */
   readonly #forkedAt = new WeakMap<Worker, number>();
 
   constructor(options: PoolOptions) {

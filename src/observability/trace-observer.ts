@@ -26,7 +26,8 @@ interface RequestSpans {
   /** The server span in its parent's context: the parent of every attempt span. */
   context: Context;
   /** Every attempt's span; a failed one ends at once, the one that answered when the answer is complete. */
-  attempts: Span[];
+  /** Each attempt's client span, in the order they started. */
+  attempts: Map<AttemptView, Span>;
   answered?: Span;
   /** A recording span's stream, observed as it is sent. */
   streamed?: StreamedOutput & { id?: string };
@@ -36,8 +37,8 @@ export class TracingObserver implements GatewayObserver {
   readonly #tracer: Tracer;
   readonly #captureContent: boolean;
   readonly #propagator = new W3CTraceContextPropagator();
+  // The observer's own per-request data, gone with the request (it outlives config generations).
   readonly #requests = new WeakMap<ExchangeView, RequestSpans>();
-  readonly #attempts = new WeakMap<AttemptView, Span>();
 
   constructor(tracer: Tracer, options: { captureContent: boolean }) {
     this.#tracer = tracer;
@@ -48,7 +49,7 @@ export class TracingObserver implements GatewayObserver {
     const parent = this.#propagator.extract(ROOT_CONTEXT, ctx.headers, defaultTextMapGetter);
     const server = this.#tracer.startSpan(ctx.operation, { kind: SpanKind.SERVER, attributes: { [ATTR.operationName]: ctx.operation, [ATTR.httpMethod]: 'POST', [ATTR.requestId]: ctx.id } }, parent);
     ctx.traceId = server.spanContext().traceId;
-    this.#requests.set(ctx, { server, context: trace.setSpan(parent, server), attempts: [] });
+    this.#requests.set(ctx, { server, context: trace.setSpan(parent, server), attempts: new Map() });
   }
 
   attemptStarted(ctx: ExchangeView, attempt: AttemptView): Record<string, string> | undefined {
@@ -72,16 +73,15 @@ export class TracingObserver implements GatewayObserver {
         span.setAttribute(ATTR.retryReason, cut(previous.status ? `${previous.status} ${previous.error ?? ''}` : (previous.error ?? 'failed')));
       }
     }
-    this.#attempts.set(attempt, span);
-    request.attempts.push(span);
+    request.attempts.set(attempt, span);
     const headers: Record<string, string> = {};
     this.#propagator.inject(trace.setSpan(request.context, span), headers, defaultTextMapSetter);
     return headers;
   }
 
   attemptEnded(ctx: ExchangeView, attempt: AttemptView, record: AttemptRecord): void {
-    const span = this.#attempts.get(attempt);
     const request = this.#requests.get(ctx);
+    const span = request?.attempts.get(attempt);
     if (!span || !request) return;
     if (record.status) span.setAttribute(ATTR.httpStatus, record.status);
     if (record.outcome === 'error') {
@@ -120,7 +120,7 @@ export class TracingObserver implements GatewayObserver {
     }
     // An attempt left without a verdict (the client went away) ends with the request. A span
     // stops recording once ended, so only the open ones are touched.
-    for (const span of request.attempts) {
+    for (const span of request.attempts.values()) {
       if (!span.isRecording()) continue;
       if (span !== answered) span.setStatus({ code: SpanStatusCode.ERROR, message: 'abandoned' });
       span.end();
@@ -138,7 +138,7 @@ export class TracingObserver implements GatewayObserver {
       if (ctx.key) server.setAttribute(ATTR.keyName, ctx.key.name);
       if (ctx.key?.team) server.setAttribute(ATTR.team, ctx.key.team);
       if (typeof ctx.costUsd === 'number') server.setAttribute(ATTR.costUsd, ctx.costUsd);
-      server.setAttribute(ATTR.attempts, request.attempts.length);
+      server.setAttribute(ATTR.attempts, request.attempts.size);
       if (ctx.timing.firstChunkMs !== undefined) server.setAttribute(ATTR.responseTimeToFirstChunk, ctx.timing.firstChunkMs / 1000);
       if (error) {
         server.setAttribute(ATTR.errorType, code);

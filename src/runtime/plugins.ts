@@ -13,6 +13,7 @@ import { pluginOptions } from './providers.ts';
 
 // Plugin option schemas are the plugin author's: compile them leniently but report every error.
 const pluginAjv = new Ajv({ allErrors: true, verbose: true, useDefaults: true, strict: false });
+/** Compiled once per schema object; a plugin module dropped on reload takes its entry with it. */
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function optionsValidator(schema: JsonSchema): ValidateFunction {

@@ -87,7 +87,8 @@ export class Gateway {
   /** Limits, budgets and spend, shared by every generation (and, with Redis, every instance). */
   readonly state: StateBackend | undefined;
   #watcher: Watcher | undefined;
-  #reloading: Promise<ReloadOutcome> = Promise.resolve(undefined as never);
+  /** The last reload asked for: reloads run one after another. */
+  #reloading: Promise<unknown> = Promise.resolve();
   /** Generations replaced by a reload whose requests have not all finished yet. */
   readonly #retired = new Set<Runtime>();
   /** Chat requests in flight, to end their streams properly when the shutdown grace runs out. */
@@ -177,11 +178,12 @@ export class Gateway {
    * outcome says why. Reloads run one at a time.
    */
   reload(trigger = 'api'): Promise<ReloadOutcome> {
-    this.#reloading = this.#reloading.then(
+    const next = this.#reloading.then(
       () => this.#reload(trigger),
       () => this.#reload(trigger),
     );
-    return this.#reloading;
+    this.#reloading = next;
+    return next;
   }
 
   async #reload(trigger: string): Promise<ReloadOutcome> {

@@ -120,7 +120,19 @@ export class Ledger {
 
   usageRows(fromDay: string, toDay: string): UsageRow[] {
     this.flushUsage();
-    return this.#usageRows.all(fromDay, toDay) as unknown as UsageRow[];
+    return this.#usageRows.all(fromDay, toDay).map((r) => ({
+      day: String(r.day),
+      key: String(r.key),
+      team: String(r.team),
+      model: String(r.model),
+      requests: Number(r.requests),
+      input: Number(r.input),
+      cachedInput: Number(r.cachedInput),
+      cacheWrite: Number(r.cacheWrite),
+      output: Number(r.output),
+      costNano: Number(r.costNano),
+      priced: Number(r.priced),
+    }));
   }
 
   /** Runs `fn` as one transaction: all of a settle is on disk, or none of it. */

@@ -1,11 +1,32 @@
 /** The onion runner: order in and out, re-callable `next()`, the guard against overlapping calls, onResponse hooks. */
+import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import type { Next, RequestContext, RequestOutcome, StageInstance } from '../plugin-api.ts';
 import { compose, composeOnResponse } from './compose.ts';
 
 /** Only the fields compose and composeOnResponse read. */
-function contextOf(log: { error: ReturnType<typeof vi.fn> } = { error: vi.fn() }): RequestContext {
-  return { id: 'req_1', log } as unknown as RequestContext;
+/** A silent logger whose `error` is a spy. */
+function spiedLog() {
+  const log = pino({ level: 'silent' });
+  return Object.assign(log, { error: vi.spyOn(log, 'error') });
+}
+
+function contextOf(log = spiedLog()): RequestContext {
+  const headers = {};
+  const responseHeaders = {};
+  return {
+    id: 'req_1',
+    operation: 'chat',
+    ingress: 'chat',
+    startedAt: 0,
+    headers,
+    body: { model: 'm', messages: [] },
+    signal: new AbortController().signal,
+    log,
+    attempt: undefined,
+    attempts: [],
+    responseHeaders,
+  };
 }
 
 const OUTCOME: RequestOutcome = {
@@ -210,7 +231,7 @@ describe('composeOnResponse', () => {
   });
 
   it('a failing hook is logged with its stage and request id, does not throw, and later hooks still run', async () => {
-    const log = { error: vi.fn() };
+    const log = spiedLog();
     const boom = new Error('hook broke');
     const after = vi.fn();
     const run = composeOnResponse([
@@ -236,7 +257,7 @@ describe('composeOnResponse', () => {
   });
 
   it('with no hooks resolves without touching the log', async () => {
-    const log = { error: vi.fn() };
+    const log = spiedLog();
     await composeOnResponse([{ name: 'x', handle: async () => {} }])(contextOf(log), OUTCOME);
     expect(log.error).not.toHaveBeenCalled();
   });

@@ -1,4 +1,5 @@
 /** applyCapabilities: the core refuses (400) or drops what a provider declares it cannot honour. */
+import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../errors.ts';
 import type { ChatCompletionRequest } from '../openai-types.ts';
@@ -15,7 +16,8 @@ const IMAGE_MESSAGE = {
 
 /** A ProviderCall built by hand, the way the core hands it to the provider; `log.info` is a spy. */
 function callOf(request: Record<string, unknown>, opts: { drop?: boolean } = {}) {
-  const info = vi.fn();
+  const log = pino({ level: 'silent' });
+  const info = vi.spyOn(log, 'info');
   // A cast rather than an annotation, so that a field added to the contract later does not break this test.
   const call = {
     provider: 'acme',
@@ -24,7 +26,7 @@ function callOf(request: Record<string, unknown>, opts: { drop?: boolean } = {})
     stream: request.stream === true,
     signal: new AbortController().signal,
     requestId: 'req_cap',
-    log: { info } as unknown as ProviderCall['log'],
+    log,
     dropUnsupportedParams: opts.drop ?? false,
     timeouts: { connectMs: 1_000, firstByteMs: 1_000, idleMs: 1_000, totalMs: 1_000 },
     maxResponseBytes: 1_000_000,
@@ -132,7 +134,7 @@ describe('dropping (dropUnsupportedParams: true)', () => {
     const { call, info } = callOf({ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: 'auto' }, { drop: true });
     const out = applyCapabilities(call, { tools: false });
     expect(out).toEqual({ model: 'fast', messages: [{ role: 'user', content: 'hi' }] });
-    expect(info.mock.calls.map((c) => c[0].param)).toEqual(['tools', 'tool_choice']);
+    expect(info.mock.calls.map((c) => (c[0] as { param?: string }).param)).toEqual(['tools', 'tool_choice']);
   });
 
   it('dropping tools drops a tool_choice of "none" too', () => {
@@ -164,7 +166,7 @@ describe('dropping (dropUnsupportedParams: true)', () => {
   it('sampling extras are removed from the request, as the log says', () => {
     const { call, info } = callOf({ n: 3, logprobs: true }, { drop: true });
     const out = applyCapabilities(call, { samplingExtras: false });
-    expect(info.mock.calls.map((c) => c[0].param)).toEqual(['n', 'logprobs']);
+    expect(info.mock.calls.map((c) => (c[0] as { param?: string }).param)).toEqual(['n', 'logprobs']);
     expect(out).toEqual({ model: 'fast', messages: [{ role: 'user', content: 'hi' }] });
     expect(call.request.n).toBe(3);
   });

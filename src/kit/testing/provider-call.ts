@@ -1,4 +1,5 @@
 /** Inputs for a provider's pure functions (request, response, stream translator) in unit tests. */
+import pino from 'pino';
 import { vi } from 'vitest';
 import type { ChatCompletionRequest, ProviderCall } from '../../index.ts';
 
@@ -23,10 +24,17 @@ export function callFactory(defaults: { provider: string; model: string }) {
       stream: Boolean(request.stream),
       signal: new AbortController().signal,
       requestId: 'req_test',
-      log: { info: vi.fn() } as unknown as ProviderCall['log'],
+      log: silentLog(),
       dropUnsupportedParams: false,
       ...LIMITS,
       ...extra,
     };
   };
+}
+
+/** A real logger that writes nothing, its `info` a spy (what providers log per call). */
+function silentLog(): ProviderCall['log'] {
+  const log = pino({ level: 'silent' });
+  vi.spyOn(log, 'info');
+  return log;
 }

@@ -1,5 +1,5 @@
 /** The provider side of the contract: capabilities, calls, native answers, stream translators, plugins. Part of the plugin contract (a leaf: wire types and the error catalogue only). */
-import { PLUGIN_API_VERSION, type JsonSchema, type Logger } from './common.ts';
+import type { PLUGIN_API_VERSION, JsonSchema, Logger } from './common.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse } from '../openai-types.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Timeouts } from './policies.ts';

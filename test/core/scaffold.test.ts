@@ -1,6 +1,6 @@
 /** `switchyard plugin new` writes plugins whose own tests pass as generated. */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/repo.ts';
@@ -60,7 +60,13 @@ describe('switchyard plugin new', () => {
       else expect(run.results.filter((r) => r.status !== 'passed').map((r) => r.fullName)).toEqual(expect.arrayContaining([expect.stringContaining('(skipped: provider has no tools)')]));
       // The plugin's own tests beside the battery.
       expect(passed.filter((n) => !n.startsWith('conformance: ')).length).toBe(2);
-    });
+
+      // vitest strips types without checking them: tsc does, with the repository's settings, so a contract change that breaks the templates fails here.
+      writeFileSync(path.join(dirs[i], 'tsconfig.json'), JSON.stringify({ extends: path.join(ROOT, 'tsconfig.json'), include: ['.'] }));
+      const tsc = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dirs[i], '--pretty', 'false'], { cwd: ROOT, encoding: 'utf8' });
+      expect(tsc.stdout + tsc.stderr).toBe('');
+      expect(tsc.status).toBe(0);
+    }, 180_000);
   }
 
   it('refuses bad names and existing folders', () => {

@@ -18,8 +18,9 @@ import { describeChanges, summarizeChanges } from './runtime/diff.ts';
 import { watchFiles, type Watcher } from './runtime/watch.ts';
 import { SOURCE_FILE } from './plugins/load.ts';
 import { GatewayError } from './errors.ts';
-import type { Attempt } from './pipeline/attempt.ts';
-import type { RequestContext } from './plugin-api.ts';
+import type { Exchange } from './pipeline/exchange.ts';
+import type { Protocol } from './ingress/protocol.ts';
+import { PROTOCOLS } from './ingress/protocols.ts';
 import { combineObservers, type GatewayObserver } from './pipeline/observer.ts';
 import { createInstruments, type GatewayMetrics, type Instruments } from './observability/index.ts';
 import { startMetricsListener, type MetricsListener } from './server/routes/metrics.ts';
@@ -46,6 +47,11 @@ export interface GatewayOptions {
   watchDebounceMs?: number;
   /** Instruments that see every request (metrics, traces). */
   observers?: GatewayObserver[];
+  /**
+   * Ways in besides the built-in ones (src/ingress/protocols.ts), for tests and embedders. The
+   * Protocol interface is the core's own and may change between minor versions.
+   */
+  protocols?: readonly Protocol[];
   /** Opens the limits/budgets/spend backend from `state:` (default openState; a cluster worker reaches its primary's). */
   openState?: OpenState;
   /** Extra fields for /readyz (a cluster worker says which one it is). */
@@ -85,7 +91,7 @@ export class Gateway {
   /** Generations replaced by a reload whose requests have not all finished yet. */
   readonly #retired = new Set<Runtime>();
   /** Chat requests in flight, to end their streams properly when the shutdown grace runs out. */
-  readonly #live = new Set<RequestContext>();
+  readonly #live = new Set<Exchange>();
   /** Connections that have not sent a request yet: Node's close() does not count them idle. */
   readonly #fresh = new Set<Socket>();
 
@@ -98,6 +104,7 @@ export class Gateway {
     this.#options = options;
     this.app = buildApp({
       getRuntime: () => this.#runtime,
+      protocols: options.protocols && [...PROTOCOLS, ...options.protocols],
       onRequestStart: (ctx) => this.#live.add(ctx),
       onRequestDone: (r, ctx) => this.#requestDone(r, ctx),
       log,
@@ -226,8 +233,8 @@ export class Gateway {
     else this.#retired.add(runtime);
   }
 
-  #requestDone(runtime: Runtime, ctx: RequestContext): void {
-    this.#live.delete(ctx);
+  #requestDone(runtime: Runtime, x: Exchange): void {
+    this.#live.delete(x);
     if (runtime.lifecycle.inFlight === 0 && this.#retired.delete(runtime)) void runtime.close();
   }
 
@@ -256,7 +263,7 @@ export class Gateway {
     let cut: NodeJS.Timeout | undefined;
     const deadline = setTimeout(() => {
       const reason = new GatewayError('shutting_down', `The gateway is shutting down; this answer was ended after the ${graceMs} ms grace period.`);
-      for (const ctx of this.#live) (ctx.attempt as Attempt | undefined)?.interrupt(reason);
+      for (const x of this.#live) x.attempt?.interrupt(reason);
       cut = setTimeout(() => server.closeAllConnections(), 250);
     }, graceMs);
     try {

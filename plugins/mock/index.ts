@@ -26,7 +26,7 @@ async function* paced(chunks: ChatCompletionChunk[], delayMs: number, signal: Ab
 }
 
 export default defineProvider<MockOptions>({
-  apiVersion: 1,
+  apiVersion: 2,
   kind: 'provider',
   id: 'mock',
   description: 'Offline deterministic answers (the embedded default)',

@@ -7,7 +7,8 @@
  * that must survive (spend, budgets) come from the state backend.
  */
 import { performance } from 'node:perf_hooks';
-import type { AttemptRecord, AttemptView, RequestContext } from '../plugin-api.ts';
+import type { AttemptRecord, AttemptView } from '../plugin-api.ts';
+import type { ExchangeView } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 
 export const BUCKET_MS = 10_000;
@@ -80,7 +81,7 @@ export class RecentActivity implements GatewayObserver {
   readonly #capacity: number;
   readonly #recent: RequestSummary[] = [];
   readonly #buckets: Bucket[] = [];
-  readonly #live = new Set<RequestContext>();
+  readonly #live = new Set<ExchangeView>();
   readonly #lastError = new Map<string, TargetActivity['lastError']>();
   readonly #lastRequest = new Map<string, number>();
   readonly #now: () => number;
@@ -94,11 +95,11 @@ export class RecentActivity implements GatewayObserver {
     return this.#live.size;
   }
 
-  requestStarted(ctx: RequestContext): void {
+  requestStarted(ctx: ExchangeView): void {
     this.#live.add(ctx);
   }
 
-  attemptEnded(ctx: RequestContext, attempt: AttemptView, record: AttemptRecord): void {
+  attemptEnded(ctx: ExchangeView, attempt: AttemptView, record: AttemptRecord): void {
     if (record.outcome !== 'error' || !ctx.route) return;
     const key = targetKey(ctx.route.name, attempt.target.provider, attempt.target.model);
     const now = this.#now();
@@ -107,7 +108,7 @@ export class RecentActivity implements GatewayObserver {
     this.#lastError.set(key, { at: now, status: record.status, message: record.error ?? `status ${record.status}` });
   }
 
-  requestEnded(ctx: RequestContext): void {
+  requestEnded(ctx: ExchangeView): void {
     this.#live.delete(ctx);
     const now = this.#now();
     const durationMs = Math.max(0, performance.now() - ctx.startedAt);

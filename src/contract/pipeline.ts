@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse, Usage } from '../openai-types.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Clock, Timeouts } from './policies.ts';
-import type { NativeRequest, NativeResponse, ProviderCall } from './providers.ts';
+import type { NativeResponse, ProviderCall } from './providers.ts';
 import type { KeyIdentity, ModelRoute, RouteTarget } from './routing.ts';
 
 export interface AttemptRecord {
@@ -18,7 +18,12 @@ export interface AttemptRecord {
 }
 
 /** What the client gets, once translated. */
-export type GatewayResponse = { kind: 'completion'; body: ChatCompletion } | { kind: 'stream'; chunks: AsyncIterable<ChatCompletionChunk> } | { kind: 'embeddings'; body: EmbeddingResponse };
+export type GatewayResponse =
+  | { kind: 'completion'; body: ChatCompletion }
+  | { kind: 'stream'; chunks: AsyncIterable<ChatCompletionChunk> }
+  | { kind: 'embeddings'; body: EmbeddingResponse }
+  /** `count_tokens`: counted by the target (`AttemptView.passthrough`) or estimated by the gateway. */
+  | { kind: 'count'; body: { input_tokens: number } };
 
 /**
  * One try against one target, as stages see it. The core's Attempt owns the whole of it:
@@ -41,16 +46,21 @@ export interface AttemptView {
   readonly passthrough: boolean;
 }
 
-/** What a request asks the pipeline to do. */
-export type Operation = 'chat' | 'embeddings';
+/** What a request asks the pipeline to do. `count_tokens` counts a chat request's input (exactly where the target can, else an estimate). */
+export type Operation = 'chat' | 'embeddings' | 'count_tokens';
 
 /**
- * The protocol the client spoke. The pipeline always runs the OpenAI model (chat or embeddings);
- * `responses` and `messages` requests arrive translated to chat.
+ * The protocol the client spoke: a built-in way in, or one a gateway embedding Switchyard added.
+ * The pipeline always runs the OpenAI model (chat or embeddings): other protocols arrive
+ * translated to chat.
  */
-export type Ingress = 'chat' | 'responses' | 'messages' | 'embeddings';
+export type Ingress = 'chat' | 'responses' | 'messages' | 'embeddings' | (string & {});
 
-/** One request's state as it moves through the pipeline. */
+/**
+ * One request as stages see it. The core keeps its own bookkeeping (attempts, limits, the
+ * answer's usage and cost, the response writer) elsewhere: a stage reads it in `onResponse`'s
+ * outcome and cannot change it.
+ */
 export interface RequestContext {
   readonly id: string;
   readonly operation: Operation;
@@ -67,55 +77,55 @@ export interface RequestContext {
   /** Aborted when the client disconnects. */
   readonly signal: AbortSignal;
   readonly log: Logger;
-  /** Set by `auth`. */
+  /** Set by `auth` (or a stage that identifies callers its own way). */
   key?: KeyIdentity;
   /** Set by `route`. */
   route?: ModelRoute;
-  /** The current (or last) attempt (started by `retry`, else by the dispatcher). */
-  attempt?: AttemptView;
-  /** Every target tried or skipped, in order. */
-  attempts: AttemptRecord[];
-  /** Filled from the completion or from the stream's usage chunk. */
-  usage?: Usage;
-  /** The upstream model that answered. */
-  upstreamModel?: string;
-  /** HTTP status sent to the client (set before `onResponse` hooks run). */
-  status?: number;
-  /** The error the client got, if any. */
-  error?: GatewayError;
-  /** Set when a stream broke after its first byte (reported in-stream). */
-  streamError?: GatewayError;
+  /** The current (or last) attempt, once `retry` or the dispatcher started one. */
+  readonly attempt: AttemptView | undefined;
+  /** Every target tried or skipped so far, in order. */
+  readonly attempts: readonly AttemptRecord[];
   /** Extra headers for the client's response. */
   readonly responseHeaders: Record<string, string>;
-  /** Where the time went, in ms since `startedAt`'s clock. */
-  readonly timing: RequestTiming;
-  /** USD for this request's tokens at its target's price; null when the price is unknown. */
-  costUsd?: number | null;
-  /** The trace this request belongs to (W3C trace id), when tracing is on. */
-  traceId?: string;
-  /** The limit that refused this request, when one did. */
-  refusal?: { scope: string; kind: 'requests' | 'tokens' | 'concurrency' | 'budget' | 'unpriced' };
-  /** What a stream delivered to the client (to charge an abandoned stream the upstream never reported). */
-  delivered?: { chars: number };
-  /** The client's request in its own protocol, for providers that speak it natively. */
-  nativeRequest?: NativeRequest;
 }
 
-export interface RequestTiming {
-  /** Time spent waiting for upstreams (until their headers, and between stream events), all attempts. */
-  upstreamMs: number;
-  /** Streams: from arrival until the first chunk was written to the client. */
-  firstChunkMs?: number;
+/** How a request ended, as `onResponse` hooks see it once the response is complete (streams included). */
+export interface RequestOutcome {
+  /** HTTP status sent to the client; 499 when the client left first. */
+  readonly status: number;
+  /** The answer was streamed. */
+  readonly stream: boolean;
+  /** Tokens, from the completion or the stream's usage report. */
+  readonly usage: Usage | undefined;
+  /** USD for this request's tokens at its target's price; null when the price is unknown, undefined when nothing was used. */
+  readonly costUsd: number | null | undefined;
+  /** The error the client got, if any: as an HTTP answer, or inside a stream that had started (`errorInStream`). */
+  readonly error: GatewayError | undefined;
+  readonly errorInStream: boolean;
+  /** Every target tried or skipped, in order. */
+  readonly attempts: readonly AttemptRecord[];
+  /** The provider (its gateway.yaml name) of the last attempt, and the upstream model that answered. */
+  readonly provider: string | undefined;
+  readonly upstreamModel: string | undefined;
+  /** The limit that refused this request, when one did. */
+  readonly refusal: { readonly scope: string; readonly kind: 'requests' | 'tokens' | 'concurrency' | 'budget' | 'unpriced' } | undefined;
+  /** Where the time went, in ms. */
+  readonly timing: { readonly durationMs: number; readonly upstreamMs: number; readonly overheadMs: number; readonly firstChunkMs: number | undefined };
+  /** The trace this request belongs to (W3C trace id), when tracing is on. */
+  readonly traceId: string | undefined;
 }
+
+/** What a request is, for the narrowing helpers (a context, or the core's own view of a request). */
+type Operated = { readonly operation: Operation; readonly body: ChatCompletionRequest | EmbeddingRequest };
 
 /** Narrows a context to an embeddings request. */
-export function isEmbedding(ctx: RequestContext): ctx is RequestContext & { body: EmbeddingRequest } {
+export function isEmbedding<T extends Operated>(ctx: T): ctx is T & { body: EmbeddingRequest } {
   return ctx.operation === 'embeddings';
 }
 
-/** Narrows a context to a chat request. */
-export function isChat(ctx: RequestContext): ctx is RequestContext & { body: ChatCompletionRequest } {
-  return ctx.operation === 'chat';
+/** Narrows a context to a chat request (chat and count_tokens both run one). */
+export function isChat<T extends Operated>(ctx: T): ctx is T & { body: ChatCompletionRequest } {
+  return ctx.operation !== 'embeddings';
 }
 
 export type Next = () => Promise<void>;
@@ -126,14 +136,15 @@ export interface StageInstance {
    * The request path, in `pipeline:` order (an onion): code before `await next()` runs on the
    * way in, code after it on the way back. `next()` may be called again after it settles
    * (that is how `retry` re-runs the inner stages per attempt). Throw a GatewayError to answer.
-   * Per-request data of a stage belongs to the stage (a WeakMap keyed by the context).
+   * Per-request data of a stage belongs to the stage (kept in its own map keyed by the context).
    */
   handle?(ctx: RequestContext, next: Next): Promise<void>;
   /**
    * After the response has been fully sent (or failed), for every stage in `pipeline:` order,
-   * even when an earlier stage answered. Errors here are logged, never sent.
+   * even when an earlier stage answered, with how the request ended. Errors here are logged,
+   * never sent.
    */
-  onResponse?(ctx: RequestContext): void | Promise<void>;
+  onResponse?(ctx: RequestContext, outcome: RequestOutcome): void | Promise<void>;
   /**
    * A stage that identifies callers also guards the routes outside the pipeline (GET /v1/models):
    * the key of these headers, or a thrown GatewayError (401).
@@ -164,6 +175,11 @@ export interface RuntimeView {
 }
 
 export interface StagePlugin<Options = Record<string, unknown>> {
+  /**
+   * The stage contract's version: 2 (RequestContext slimmed, onResponse given the outcome; see
+   * CHANGELOG.md). A JavaScript stage declaring 1 still runs: its onResponse gets a context with
+   * version 1's fields (status, usage, costUsd...), and the gateway warns at load.
+   */
   apiVersion: typeof PLUGIN_API_VERSION;
   kind: 'stage';
   name: string;
@@ -177,7 +193,7 @@ export interface StagePlugin<Options = Record<string, unknown>> {
  * Declares a pipeline stage (identity at run time; it types the object).
  *
  * @example
- * export default defineStage({ apiVersion: 1, kind: 'stage', name: 'tag', create: () => ({ name: 'tag', async handle(ctx, next) { await next(); } }) });
+ * export default defineStage({ apiVersion: 2, kind: 'stage', name: 'tag', create: () => ({ name: 'tag', async handle(ctx, next) { await next(); } }) });
  */
 export function defineStage<Options>(plugin: StagePlugin<Options>): StagePlugin<Options> {
   return plugin;

@@ -1,5 +1,5 @@
 /** The provider side of the contract: capabilities, calls, native answers, stream translators, plugins. Part of the plugin contract (a leaf: wire types and the error catalogue only). */
-import type { PLUGIN_API_VERSION, JsonSchema, Logger } from './common.ts';
+import type { JsonSchema, Logger, ProviderApiVersion } from './common.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse } from '../openai-types.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Timeouts } from './policies.ts';
@@ -125,7 +125,7 @@ export interface ProviderEnv {
 }
 
 export interface ProviderPlugin<Options = Record<string, unknown>> {
-  apiVersion: typeof PLUGIN_API_VERSION;
+  apiVersion: ProviderApiVersion;
   kind: 'provider';
   /** Stable id, e.g. `openai`; built-ins are referenced by it. */
   id: string;
@@ -142,7 +142,7 @@ export interface ProviderPlugin<Options = Record<string, unknown>> {
  * Declares a provider plugin (identity at run time; it types the object).
  *
  * @example
- * export default defineProvider({ apiVersion: 1, kind: 'provider', id: 'acme', optionsSchema: {}, create: () => instance });
+ * export default defineProvider({ apiVersion: 2, kind: 'provider', id: 'acme', optionsSchema: {}, create: () => instance });
  */
 export function defineProvider<Options>(plugin: ProviderPlugin<Options>): ProviderPlugin<Options> {
   return plugin;

@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors.ts';
-import type { ModelRoute, RequestContext } from '../plugin-api.ts';
+import type { ModelRoute } from '../plugin-api.ts';
+import type { ExchangeView } from '../pipeline/exchange.ts';
 import { codeLabel, keyLabel, modelLabel, NONE, OTHER, providerLabel, refusedLimit, statusLabel, targetLabel, teamLabel } from './labels.ts';
 
-const ctx = (fields: Partial<RequestContext> = {}): RequestContext => ({ attempts: [], body: { model: 'x', messages: [] }, timing: { upstreamMs: 0 }, ...fields }) as unknown as RequestContext;
+const ctx = (fields: Partial<ExchangeView> = {}): ExchangeView => ({
+  ...{ id: 'req_1', operation: 'chat', ingress: 'chat', startedAt: 0, headers: {}, body: { model: 'x', messages: [] }, key: undefined, route: undefined, attempt: undefined, attempts: [] },
+  ...{ timing: { upstreamMs: 0 }, usage: undefined, costUsd: undefined, upstreamModel: undefined, status: undefined, error: undefined, streamError: undefined, refusal: undefined, traceId: undefined },
+  ...fields,
+});
 const models = new Map([['chat', { name: 'chat' } as ModelRoute]]);
 
 describe('metric labels', () => {

@@ -8,7 +8,8 @@
  * gauges that describe state (target breakers, config generation) are read only when scraped.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { AttemptRecord, Clock, ModelRoute, Operation, RequestContext, RouteTarget, RuntimeView } from '../plugin-api.ts';
+import type { AttemptRecord, Clock, ModelRoute, Operation, RouteTarget, RuntimeView } from '../plugin-api.ts';
+import type { ExchangeView } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import { BUCKETS, OPERATION_CHAT, OPERATION_EMBEDDINGS } from './semconv.ts';
 import { codeLabel, keyLabel, modelLabel, providerLabel, refusedLimit, statusLabel, targetLabel, teamLabel } from './labels.ts';
@@ -180,7 +181,7 @@ export class GatewayMetrics implements GatewayObserver {
     this.#inFlight.inc();
   }
 
-  requestEnded(ctx: RequestContext): void {
+  requestEnded(ctx: ExchangeView): void {
     this.#inFlight.dec();
     const now = performance.now();
     const model = modelLabel(ctx, this.#source.runtime()?.models);

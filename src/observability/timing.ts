@@ -4,10 +4,10 @@
  * `gateway`, `upstream` and, for a stream, `ttft` (its first chunk is ready when the headers go
  * out, so time to first token is known then). Values are in milliseconds, as the spec says.
  */
-import type { RequestContext } from '../plugin-api.ts';
+import type { ExchangeView } from '../pipeline/exchange.ts';
 
 /** The gateway's own time until `now`: since arrival, minus every wait for an upstream. */
-export function overheadMs(ctx: RequestContext, now: number = performance.now()): number {
+export function overheadMs(ctx: Pick<ExchangeView, 'startedAt' | 'timing'>, now: number = performance.now()): number {
   return Math.max(0, now - ctx.startedAt - ctx.timing.upstreamMs);
 }
 
@@ -17,7 +17,7 @@ export function roundMs(ms: number): number {
 }
 
 /** Adds the timing headers to the headers of an answer written now. */
-export function addTimingHeaders(headers: Record<string, string>, ctx: RequestContext, now: number = performance.now()): void {
+export function addTimingHeaders(headers: Record<string, string>, ctx: Pick<ExchangeView, 'startedAt' | 'timing'>, now: number = performance.now()): void {
   const overhead = String(roundMs(overheadMs(ctx, now)));
   let serverTiming = `gateway;dur=${overhead}, upstream;dur=${roundMs(ctx.timing.upstreamMs)}`;
   if (ctx.timing.firstChunkMs !== undefined) serverTiming += `, ttft;dur=${roundMs(ctx.timing.firstChunkMs)}`;

@@ -11,7 +11,8 @@
 import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../openai-types.ts';
-import { isChat, type AttemptRecord, type AttemptView, type RequestContext } from '../plugin-api.ts';
+import { isChat, type AttemptRecord, type AttemptView } from '../plugin-api.ts';
+import type { ExchangeView } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import { codeLabel, targetLabel } from './labels.ts';
 import { ATTR } from './semconv.ts';
@@ -35,7 +36,7 @@ export class TracingObserver implements GatewayObserver {
   readonly #tracer: Tracer;
   readonly #captureContent: boolean;
   readonly #propagator = new W3CTraceContextPropagator();
-  readonly #requests = new WeakMap<RequestContext, RequestSpans>();
+  readonly #requests = new WeakMap<ExchangeView, RequestSpans>();
   readonly #attempts = new WeakMap<AttemptView, Span>();
 
   constructor(tracer: Tracer, options: { captureContent: boolean }) {
@@ -43,14 +44,14 @@ export class TracingObserver implements GatewayObserver {
     this.#captureContent = options.captureContent;
   }
 
-  requestStarted(ctx: RequestContext): void {
+  requestStarted(ctx: ExchangeView): void {
     const parent = this.#propagator.extract(ROOT_CONTEXT, ctx.headers, defaultTextMapGetter);
     const server = this.#tracer.startSpan(ctx.operation, { kind: SpanKind.SERVER, attributes: { [ATTR.operationName]: ctx.operation, [ATTR.httpMethod]: 'POST', [ATTR.requestId]: ctx.id } }, parent);
     ctx.traceId = server.spanContext().traceId;
     this.#requests.set(ctx, { server, context: trace.setSpan(parent, server), attempts: [] });
   }
 
-  attemptStarted(ctx: RequestContext, attempt: AttemptView): Record<string, string> | undefined {
+  attemptStarted(ctx: ExchangeView, attempt: AttemptView): Record<string, string> | undefined {
     const request = this.#requests.get(ctx);
     if (!request) return undefined;
     const target = attempt.target;
@@ -78,7 +79,7 @@ export class TracingObserver implements GatewayObserver {
     return headers;
   }
 
-  attemptEnded(ctx: RequestContext, attempt: AttemptView, record: AttemptRecord): void {
+  attemptEnded(ctx: ExchangeView, attempt: AttemptView, record: AttemptRecord): void {
     const span = this.#attempts.get(attempt);
     const request = this.#requests.get(ctx);
     if (!span || !request) return;
@@ -99,7 +100,7 @@ export class TracingObserver implements GatewayObserver {
     }
   }
 
-  requestEnded(ctx: RequestContext): void {
+  requestEnded(ctx: ExchangeView): void {
     const request = this.#requests.get(ctx);
     if (!request) return;
     this.#requests.delete(ctx);
@@ -176,7 +177,7 @@ function requestAttributes(body: ChatCompletionRequest | undefined): Attributes 
 }
 
 /** What came back: the model, tokens, finish reasons and completion id. */
-function responseAttributes(ctx: RequestContext, finish: string[] | undefined, responseId: string | undefined): Attributes {
+function responseAttributes(ctx: ExchangeView, finish: string[] | undefined, responseId: string | undefined): Attributes {
   const attributes: Attributes = {};
   if (ctx.upstreamModel) attributes[ATTR.responseModel] = cut(ctx.upstreamModel);
   if (responseId) attributes[ATTR.responseId] = cut(responseId);

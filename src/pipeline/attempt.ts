@@ -6,72 +6,29 @@
  * `retry` in the pipeline the dispatcher makes the only one.
  */
 import { GatewayError } from '../errors.ts';
-import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse, Usage } from '../openai-types.ts';
+import type { ChatCompletionChunk, EmbeddingRequest, EmbeddingResponse, Usage } from '../openai-types.ts';
 import { normalizeEmbeddings } from '../protocol/embeddings.ts';
-import {
-  isEmbedding,
-  type AttemptRecord,
-  type AttemptView,
-  type GatewayResponse,
-  type NativeResponse,
-  type ProviderCall,
-  type RequestContext,
-  type RouteTarget,
-  type RuntimeView,
-  type Timeouts,
-} from '../plugin-api.ts';
-import type { GatewayObserver } from './observer.ts';
+import { isChat, isEmbedding, type AttemptRecord, type GatewayResponse, type NativeResponse, type ProviderCall, type RouteTarget, type Timeouts } from '../plugin-api.ts';
 import { applyCapabilities } from '../providers/capabilities.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { normalizeChunk, normalizeCompletion } from '../protocol/normalize.ts';
 import { primeStream } from '../protocol/prime.ts';
 import { costOf, tokenUsageOf } from '../governance/index.ts';
-import type { Governor } from './governor.ts';
+import type { Exchange, ExchangeAttempt } from './exchange.ts';
 
 /** Raised by an attempt's own timers: past `timeout.totalMs`, or a stream idle past `timeout.idleMs`. */
 class AttemptTimeout extends Error {}
 
-/** The 503 for a target whose provider cannot serve; the reason goes to the log, not the client. */
-export function unavailableError(target: RouteTarget): GatewayError {
-  return new GatewayError('provider_unavailable', `The model is temporarily unavailable: its provider "${target.provider}" is not configured on this gateway.`, {
-    // Only the operator can fix it: an SDK retrying it three times only adds latency.
-    headers: { 'x-should-retry': 'false' },
-  });
-}
-
-/** What an attempt needs of its config generation and of the gateway. */
-export interface AttemptEnv {
-  /** Scrubs configured secrets from what the attempt log records. */
-  redact(text: string): string;
-  /** Largest non-streamed upstream answer, in bytes. */
-  readonly upstreamBodyLimit: number;
-  readonly observer?: GatewayObserver;
-  /** Limits and budgets; absent when the gateway runs without a state backend (validate). */
-  readonly governor?: Governor;
-}
-
-const envs = new WeakMap<RuntimeView, AttemptEnv>();
-
-/** The runtime builder registers its generation's attempt environment; `retry` looks it up. */
-export function registerAttemptEnv(runtime: RuntimeView, env: AttemptEnv): void {
-  envs.set(runtime, env);
-}
-
-export function attemptEnvOf(runtime: RuntimeView): AttemptEnv {
-  return envs.get(runtime) ?? runtime;
-}
-
 type Phase = 'running' | 'succeeded' | 'failed';
 
-export class Attempt implements AttemptView {
+export class Attempt implements ExchangeAttempt {
   readonly number: number;
   readonly target: RouteTarget;
   readonly timeouts: Timeouts;
   call: ProviderCall | undefined;
   native: NativeResponse | undefined;
   response: GatewayResponse | undefined;
-  readonly #ctx: RequestContext;
-  readonly #env: AttemptEnv;
+  readonly #x: Exchange;
   readonly #controller = new AbortController();
   readonly #timer: NodeJS.Timeout;
   readonly #startedAt = performance.now();
@@ -88,19 +45,19 @@ export class Attempt implements AttemptView {
   /** A passed-through stream's native events, in order, as the translation consumed them, not yet taken. */
   readonly #nativeEvents: unknown[] = [];
 
-  constructor(ctx: RequestContext, target: RouteTarget, timeouts: Timeouts, env: AttemptEnv) {
-    this.#ctx = ctx;
-    this.#env = env;
+  /** Starts the exchange's next attempt on `target` (admitted by admitTarget). */
+  constructor(x: Exchange, target: RouteTarget, timeouts: Timeouts) {
+    this.#x = x;
     this.target = target;
     this.timeouts = timeouts;
-    this.number = ctx.attempts.length + 1;
+    this.number = x.attempts.length + 1;
     // One controller per attempt, aborted by its timer or by the client leaving (cheaper than
     // AbortSignal.any, which keeps weak references alive per dependent signal).
     this.#timer = setTimeout(Attempt.#onTimeout, timeouts.totalMs, this);
-    ctx.signal.addEventListener('abort', this.#onClientGone, { once: true });
+    x.signal.addEventListener('abort', this.#onClientGone, { once: true });
     target.state.inFlight++;
-    ctx.attempt = this;
-    this.#traceHeaders = env.observer?.attemptStarted?.(ctx, this);
+    x.attempt = this;
+    this.#traceHeaders = x.services.observer?.attemptStarted?.(x, this);
   }
 
   get signal(): AbortSignal {
@@ -119,17 +76,25 @@ export class Attempt implements AttemptView {
   /** Builds the provider call (unsupported parameters refused or dropped) and sends it. */
   async send(): Promise<void> {
     const { target } = this;
-    if (target.unavailable) throw unavailableError(target);
-    const ctx = this.#ctx;
+    const x = this.#x;
+    const ctx = x.ctx;
     const waiting = performance.now();
     try {
       if (isEmbedding(ctx)) {
         this.native = { kind: 'json', body: await this.#embed(ctx.body), headers: {} };
         return;
       }
-      const body = ctx.body as ChatCompletionRequest;
-      const call: { -readonly [K in keyof ProviderCall]: ProviderCall[K] } = { ...this.#callBase(), request: body, stream: body.stream === true };
-      const native = ctx.nativeRequest;
+      if (!isChat(ctx)) return; // (every other operation runs a chat request)
+      const body = ctx.body;
+      const counting = x.operation === 'count_tokens';
+      const call: { -readonly [K in keyof ProviderCall]: ProviderCall[K] } = { ...this.#callBase(), request: body, stream: !counting && body.stream === true };
+      const native = x.session?.native;
+      if (counting && !(native && target.capabilities.nativeProtocols?.includes(native.protocol))) {
+        // A target that cannot count: the gateway's estimate answers, no upstream call (and what only the native protocol has is refused, as it would be served).
+        if (native?.untranslatable?.length) throw native.untranslatable[0];
+        this.native = { kind: 'json', body: { input_tokens: x.session?.estimate ?? 0 }, headers: {} };
+        return;
+      }
       if (native && target.capabilities.nativeProtocols?.includes(native.protocol)) {
         // The provider speaks the client's protocol: the client's body goes as it is.
         call.native = native;
@@ -141,30 +106,29 @@ export class Attempt implements AttemptView {
       this.call = call;
       this.native = await target.instance.send(call);
     } finally {
-      ctx.timing.upstreamMs += performance.now() - waiting;
+      x.timing.upstreamMs += performance.now() - waiting;
     }
   }
 
   #embed(request: EmbeddingRequest): Promise<EmbeddingResponse> {
-    const { target } = this;
-    if (!target.capabilities.embeddings || !target.instance.embed) throw notEmbedding(target);
-    return target.instance.embed({ ...this.#callBase(), embedding: request });
+    // admitTarget let only targets that embed through.
+    return this.target.instance.embed!({ ...this.#callBase(), embedding: request });
   }
 
   /** What every call of this attempt carries, whatever the operation. */
   #callBase(): Omit<ProviderCall, 'request' | 'stream'> {
     const { target } = this;
-    const ctx = this.#ctx;
+    const x = this.#x;
     return {
       provider: target.provider,
       model: target.model,
       signal: this.signal,
-      requestId: ctx.id,
-      log: ctx.log,
+      requestId: x.id,
+      log: x.log,
       dropUnsupportedParams: target.dropUnsupportedParams,
       timeouts: this.timeouts,
       traceHeaders: this.#traceHeaders,
-      maxResponseBytes: this.#env.upstreamBodyLimit,
+      maxResponseBytes: x.services.upstreamBodyLimit,
     };
   }
 
@@ -174,10 +138,16 @@ export class Attempt implements AttemptView {
    */
   translate(): void {
     const { native, call } = this;
-    if (native?.kind === 'json' && isEmbedding(this.#ctx)) {
-      const body = normalizeEmbeddings(native.body as EmbeddingResponse, this.#ctx.body, this.target);
+    const x = this.#x;
+    const ctx = x.ctx;
+    if (native?.kind === 'json' && isEmbedding(ctx)) {
+      const body = normalizeEmbeddings(native.body as EmbeddingResponse, ctx.body, this.target);
       this.response = { kind: 'embeddings', body };
-      priceEmbeddings(this.#ctx, this.target, body);
+      priceEmbeddings(x, this.target, body);
+      return;
+    }
+    if (native?.kind === 'json' && x.operation === 'count_tokens') {
+      this.response = { kind: 'count', body: { input_tokens: inputTokensOf(native.body, this.target) } };
       return;
     }
     if (!native || !call) return;
@@ -191,8 +161,8 @@ export class Attempt implements AttemptView {
       }
       normalizeCompletion(body, call);
       this.response = { kind: 'completion', body };
-      if (body.usage) priceUsage(this.#ctx, this.target, body.usage);
-      this.#ctx.upstreamModel = body.model;
+      if (body.usage) priceUsage(x, this.target, body.usage);
+      x.upstreamModel = body.model;
     } else {
       this.response = { kind: 'stream', chunks: this.#translateStream(native.events, call) };
     }
@@ -229,15 +199,16 @@ export class Attempt implements AttemptView {
   fail(err: unknown): unknown {
     const failure =
       this.#interruption ??
-      (this.#timedOut && !this.#ctx.signal.aborted && !(err instanceof UpstreamError && err.kind === 'timeout')
+      (this.#timedOut && !this.#x.signal.aborted && !(err instanceof UpstreamError && err.kind === 'timeout')
         ? UpstreamError.timeout(this.target.provider, `no answer within ${this.timeouts.totalMs} ms`, err)
         : err);
     if (this.#phase === 'running') {
       this.#phase = 'failed';
       const status = failure instanceof UpstreamError ? failure.status : 0;
-      const record = { ...this.#record(status, 'error'), error: this.#env.redact(String((failure as Error)?.message ?? failure)) };
-      this.#ctx.attempts.push(record);
-      this.#env.observer?.attemptEnded?.(this.#ctx, this, record);
+      const x = this.#x;
+      const record = { ...this.#record(status, 'error'), error: x.services.redact(String((failure as Error)?.message ?? failure)) };
+      x.attempts.push(record);
+      x.services.observer?.attemptEnded?.(x, this, record);
       this.close();
     }
     return failure;
@@ -248,7 +219,7 @@ export class Attempt implements AttemptView {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#timer);
-    this.#ctx.signal.removeEventListener('abort', this.#onClientGone);
+    this.#x.signal.removeEventListener('abort', this.#onClientGone);
     this.target.state.inFlight--;
   }
 
@@ -259,8 +230,8 @@ export class Attempt implements AttemptView {
     clearTimeout(this.#timer);
     const record = this.#record(200, 'ok');
     this.target.state.recordSuccess(record.durationMs);
-    this.#ctx.attempts.push(record);
-    this.#env.observer?.attemptEnded?.(this.#ctx, this, record);
+    this.#x.attempts.push(record);
+    this.#x.services.observer?.attemptEnded?.(this.#x, this, record);
     if (this.response?.kind !== 'stream') this.close();
   }
 
@@ -280,7 +251,7 @@ export class Attempt implements AttemptView {
   }
 
   readonly #onClientGone = (): void => {
-    this.#controller.abort(this.#ctx.signal.reason);
+    this.#controller.abort(this.#x.signal.reason);
   };
 
   /**
@@ -293,7 +264,7 @@ export class Attempt implements AttemptView {
   async *#translateStream(events: AsyncIterable<unknown>, call: ProviderCall): AsyncGenerator<ChatCompletionChunk> {
     const idleMs = this.timeouts.idleMs;
     const idle = setTimeout(Attempt.#onIdle, idleMs, this);
-    const timing = this.#ctx.timing;
+    const timing = this.#x.timing;
     const translator = this.target.instance.createStreamTranslator(call);
     const it = events[Symbol.asyncIterator]();
     try {
@@ -337,26 +308,28 @@ export class Attempt implements AttemptView {
   }
 
   #observe(chunk: ChatCompletionChunk): ChatCompletionChunk {
-    const ctx = this.#ctx;
-    if (chunk.usage) priceUsage(ctx, this.target, chunk.usage);
-    if (!ctx.upstreamModel && chunk.model) ctx.upstreamModel = chunk.model;
+    const x = this.#x;
+    if (chunk.usage) priceUsage(x, this.target, chunk.usage);
+    if (!x.upstreamModel && chunk.model) x.upstreamModel = chunk.model;
     return chunk;
   }
 }
 
-/** The 400 for an embeddings request whose target cannot embed. */
-export function notEmbedding(target: RouteTarget): GatewayError {
-  return new GatewayError('invalid_request', `This model is served by "${target.provider}" (${target.model}), which does not do embeddings.`, { param: 'model' });
+/** `{ input_tokens }` from a provider that counted; anything else is the provider's fault (502). */
+function inputTokensOf(body: unknown, target: RouteTarget): number {
+  const n = typeof body === 'object' && body !== null && 'input_tokens' in body ? body.input_tokens : undefined;
+  if (typeof n === 'number' && Number.isFinite(n)) return n;
+  throw UpstreamError.protocol(target.provider, 'the token count answer has no input_tokens');
 }
 
 /** Embeddings usage as chat usage (no output), priced once like chat; `usage.cost` for the client. */
-function priceEmbeddings(ctx: RequestContext, target: RouteTarget, body: EmbeddingResponse): void {
+function priceEmbeddings(x: Exchange, target: RouteTarget, body: EmbeddingResponse): void {
   const prompt = body.usage.prompt_tokens;
-  ctx.usage = { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt };
+  x.usage = { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt };
   const cost = costOf(target.price, { input: prompt, cachedInput: 0, cacheWrite: 0, output: 0 });
-  ctx.costUsd = cost;
+  x.costUsd = cost;
   if (cost !== null) body.usage.cost = cost;
-  ctx.upstreamModel = body.model;
+  x.upstreamModel = body.model;
 }
 
 /**
@@ -364,10 +337,10 @@ function priceEmbeddings(ctx: RequestContext, target: RouteTarget, body: Embeddi
  * the answer came (a stream costs what the same answer costs unstreamed). The client sees the
  * cost as `usage.cost` (USD; absent when the price is unknown).
  */
-function priceUsage(ctx: RequestContext, target: RouteTarget, usage: Usage): void {
-  ctx.usage = usage;
+function priceUsage(x: Exchange, target: RouteTarget, usage: Usage): void {
+  x.usage = usage;
   const cost = costOf(target.price, tokenUsageOf(usage));
-  ctx.costUsd = cost;
+  x.costUsd = cost;
   if (cost !== null) usage.cost = cost;
 }
 

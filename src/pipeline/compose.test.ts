@@ -1,12 +1,17 @@
 /** The onion runner: order in and out, re-callable `next()`, the guard against overlapping calls, onResponse hooks. */
 import { describe, expect, it, vi } from 'vitest';
-import type { Next, RequestContext, StageInstance } from '../plugin-api.ts';
+import type { Next, RequestContext, RequestOutcome, StageInstance } from '../plugin-api.ts';
 import { compose, composeOnResponse } from './compose.ts';
 
 /** Only the fields compose and composeOnResponse read. */
 function contextOf(log: { error: ReturnType<typeof vi.fn> } = { error: vi.fn() }): RequestContext {
   return { id: 'req_1', log } as unknown as RequestContext;
 }
+
+const OUTCOME: RequestOutcome = {
+  ...{ status: 200, stream: false, usage: undefined, costUsd: undefined, error: undefined, errorInStream: false, attempts: [], provider: undefined, upstreamModel: undefined },
+  ...{ refusal: undefined, timing: { durationMs: 1, upstreamMs: 0, overheadMs: 1, firstChunkMs: undefined }, traceId: undefined },
+};
 
 /** A stage that records entering and leaving around `next()`. */
 function tracing(name: string, trace: string[]): StageInstance {
@@ -200,7 +205,7 @@ describe('composeOnResponse', () => {
       },
       { name: 'c', onResponse: () => void order.push('c') },
     ]);
-    await run(contextOf());
+    await run(contextOf(), OUTCOME);
     expect(order).toEqual(['a', 'b', 'c']);
   });
 
@@ -223,7 +228,7 @@ describe('composeOnResponse', () => {
       },
       { name: 'after', onResponse: after },
     ]);
-    await expect(run(contextOf(log))).resolves.toBeUndefined();
+    await expect(run(contextOf(log), OUTCOME)).resolves.toBeUndefined();
     expect(after).toHaveBeenCalledTimes(1);
     expect(log.error).toHaveBeenCalledTimes(2);
     expect(log.error).toHaveBeenNthCalledWith(1, { err: boom, stage: 'metrics', reqId: 'req_1' }, 'onResponse hook failed');
@@ -232,7 +237,7 @@ describe('composeOnResponse', () => {
 
   it('with no hooks resolves without touching the log', async () => {
     const log = { error: vi.fn() };
-    await composeOnResponse([{ name: 'x', handle: async () => {} }])(contextOf(log));
+    await composeOnResponse([{ name: 'x', handle: async () => {} }])(contextOf(log), OUTCOME);
     expect(log.error).not.toHaveBeenCalled();
   });
 });

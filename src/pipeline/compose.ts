@@ -1,4 +1,4 @@
-import type { Next, RequestContext, StageInstance } from '../plugin-api.ts';
+import type { Next, RequestContext, RequestOutcome, StageInstance } from '../plugin-api.ts';
 
 export type Terminal = (ctx: RequestContext) => Promise<void>;
 
@@ -30,12 +30,12 @@ export function compose(stages: readonly StageInstance[], terminal: Terminal): (
 }
 
 /** After the response: every stage's onResponse, in pipeline order; failures are logged, not thrown. */
-export function composeOnResponse(stages: readonly StageInstance[]): (ctx: RequestContext) => Promise<void> {
+export function composeOnResponse(stages: readonly StageInstance[]): (ctx: RequestContext, outcome: RequestOutcome) => Promise<void> {
   const hooks = stages.filter((s) => s.onResponse);
-  return async (ctx) => {
+  return async (ctx, outcome) => {
     for (const stage of hooks) {
       try {
-        await stage.onResponse!(ctx);
+        await stage.onResponse!(ctx, outcome);
       } catch (err) {
         ctx.log.error({ err, stage: stage.name, reqId: ctx.id }, 'onResponse hook failed');
       }

@@ -18,28 +18,12 @@ import {
   teamScopeName,
   tokenEstimate,
   tokenUsageOf,
-  type Lease,
   type Refusal,
   type Scope,
   type StateBackend,
-  type TokenEstimate,
 } from '../governance/index.ts';
-import type { ModelRoute, RequestContext, RouteTarget } from '../plugin-api.ts';
-
-/** A target skipped because its own quota is full (or it has no price for a key with a budget). */
-export interface TargetSkip {
-  reason: string;
-  /** What the client gets if no other target serves. */
-  error: GatewayError;
-}
-
-interface Hold {
-  lease: Lease;
-  /** The target whose scope the lease holds now (none after a skip). */
-  target: RouteTarget | undefined;
-  /** The reservation's estimate (none when nothing was counted). */
-  estimate: TokenEstimate | undefined;
-}
+import type { ModelRoute, RouteTarget } from '../plugin-api.ts';
+import type { Exchange, Limits, TargetSkip } from './exchange.ts';
 
 interface KeyScopes {
   scopes: Scope[];
@@ -48,12 +32,11 @@ interface KeyScopes {
 /** `prompt + completion` estimated from what a stream delivered, for an abandoned stream the upstream never reported. */
 const CHARS_PER_TOKEN = 4;
 
-export class Governor {
+export class Governor implements Limits {
   readonly #backend: StateBackend;
   readonly #closed: boolean;
   readonly #keys = new Map<string, KeyScopes>();
   readonly #targets = new Map<RouteTarget, Scope | undefined>();
-  readonly #holds = new WeakMap<RequestContext, Hold>();
 
   constructor(backend: StateBackend, config: GatewayConfig, models: ReadonlyMap<string, ModelRoute>) {
     this.#backend = backend;
@@ -75,20 +58,20 @@ export class Governor {
    * Returns undefined when admitted, a skip when the target cannot take it; throws the answer
    * when the key or team is over a limit.
    */
-  async admit(ctx: RequestContext, target: RouteTarget): Promise<TargetSkip | undefined> {
-    const held = this.#holds.get(ctx);
+  async admit(x: Exchange, target: RouteTarget): Promise<TargetSkip | undefined> {
+    const held = x.hold;
     if (held?.target === target) return undefined;
-    const keyScopes = ctx.key ? (this.#keys.get(ctx.key.name)?.scopes ?? []) : [];
+    const keyScopes = x.key ? (this.#keys.get(x.key.name)?.scopes ?? []) : [];
     const targetScope = this.#targets.get(target);
     const scopes = targetScope ? [...keyScopes, targetScope] : keyScopes;
-    // Nothing to count against (a key without limits): no estimate to make, only usage to record.
-    const estimate = scopes.length === 0 ? undefined : (held?.estimate ?? tokenEstimate(ctx.body));
+    // Nothing to count against (a key without limits), or a token count (a request, no tokens): no estimate to make.
+    const estimate = scopes.length === 0 || x.operation === 'count_tokens' ? undefined : (held?.estimate ?? tokenEstimate(x.body));
     const previous = held?.target && this.#targets.get(held.target);
     if (previous) await this.#backend.release(held!.lease, [previous.name]);
     const result = await this.#backend.admit({ id: held?.lease.id, scopes, tokens: estimate?.total ?? 0, costUsd: estimate ? reservationCost(target.price, estimate) : 0 });
     if (result.status === 'admitted') {
-      this.#holds.set(ctx, { lease: result.lease, target, estimate });
-      Object.assign(ctx.responseHeaders, rateLimitHeaders(result.quota));
+      x.hold = { lease: result.lease, target, estimate };
+      Object.assign(x.responseHeaders, rateLimitHeaders(result.quota));
       return undefined;
     }
     if (result.status === 'unavailable') {
@@ -96,7 +79,7 @@ export class Governor {
         throw new GatewayError('limits_unavailable', "The gateway cannot check this key's limits right now; try again shortly.", { headers: { 'retry-after': '1' } });
       }
       // Open: admitted without a reservation (the engine logged the outage once).
-      this.#holds.set(ctx, { lease: result.lease, target, estimate });
+      x.hold = { lease: result.lease, target, estimate };
       return undefined;
     }
     const headers = rateLimitHeaders(result.quota);
@@ -105,8 +88,8 @@ export class Governor {
       if (held) held.target = undefined;
       return { reason: describe(result.refusal), error: answer };
     }
-    ctx.refusal = { scope: result.refusal.scope, kind: result.refusal.kind };
-    Object.assign(ctx.responseHeaders, headers);
+    x.refusal = { scope: result.refusal.scope, kind: result.refusal.kind };
+    Object.assign(x.responseHeaders, headers);
     throw answer;
   }
 
@@ -114,22 +97,22 @@ export class Governor {
    * The request is over: settle to the real usage and cost (an abandoned stream without a usage
    * report is charged for its prompt estimate and what was delivered), or release it all.
    */
-  async finish(ctx: RequestContext): Promise<void> {
-    const hold = this.#holds.get(ctx);
+  async finish(x: Exchange): Promise<void> {
+    const hold = x.hold;
     if (!hold) return;
-    this.#holds.delete(ctx);
-    let usage = ctx.usage ? tokenUsageOf(ctx.usage) : undefined;
-    const reached = ctx.attempts.some((a) => a.outcome !== 'skipped');
-    if (!usage && reached && ctx.delivered) {
-      usage = { input: (hold.estimate ?? tokenEstimate(ctx.body)).prompt, cachedInput: 0, cacheWrite: 0, output: Math.ceil(ctx.delivered.chars / CHARS_PER_TOKEN) };
-      ctx.costUsd = costOf(ctx.attempt?.target.price, usage);
+    x.hold = undefined;
+    let usage = x.usage ? tokenUsageOf(x.usage) : undefined;
+    const reached = x.triedCount > 0;
+    if (!usage && reached && x.delivered) {
+      usage = { input: (hold.estimate ?? tokenEstimate(x.body)).prompt, cachedInput: 0, cacheWrite: 0, output: Math.ceil(x.delivered.chars / CHARS_PER_TOKEN) };
+      x.costUsd = costOf(x.attempt?.target.price, usage);
     }
     if (!usage) {
       await this.#backend.release(hold.lease);
       return;
     }
-    const model = ctx.route?.name ?? String(ctx.body?.model ?? '');
-    await this.#backend.settle(hold.lease, { usage, costUsd: ctx.costUsd ?? null, labels: { key: ctx.key?.name ?? '-', team: ctx.key?.team, model } });
+    const model = x.route?.name ?? String(x.body?.model ?? '');
+    await this.#backend.settle(hold.lease, { usage, costUsd: x.costUsd ?? null, labels: { key: x.key?.name ?? '-', team: x.key?.team, model } });
   }
 }
 

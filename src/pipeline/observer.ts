@@ -3,15 +3,16 @@
  * upstream attempt, and its end once the response is complete (streams included). Observers
  * live as long as the gateway, across reloads, so counters never go backwards.
  */
-import type { AttemptRecord, AttemptView, RequestContext } from '../plugin-api.ts';
+import type { AttemptRecord, AttemptView } from '../plugin-api.ts';
+import type { ExchangeView } from './exchange.ts';
 
 export interface GatewayObserver {
-  requestStarted?(ctx: RequestContext): void;
+  requestStarted?(ctx: ExchangeView): void;
   /** An attempt is about to be sent; the headers returned go upstream with it (trace context). */
-  attemptStarted?(ctx: RequestContext, attempt: AttemptView): Record<string, string> | undefined;
-  attemptEnded?(ctx: RequestContext, attempt: AttemptView, record: AttemptRecord): void;
+  attemptStarted?(ctx: ExchangeView, attempt: AttemptView): Record<string, string> | undefined;
+  attemptEnded?(ctx: ExchangeView, attempt: AttemptView, record: AttemptRecord): void;
   /** After the response is complete and the stages' onResponse hooks ran. */
-  requestEnded?(ctx: RequestContext): void;
+  requestEnded?(ctx: ExchangeView): void;
 }
 
 /** Several observers as one; a failing observer never fails a request. */
@@ -31,9 +32,9 @@ export function combineObservers(observers: readonly GatewayObserver[], onError:
       return result;
     };
   return {
-    requestStarted: guard((o, ctx: RequestContext) => o.requestStarted?.(ctx)),
-    attemptStarted: guard((o, ctx: RequestContext, a: AttemptView) => o.attemptStarted?.(ctx, a)),
-    attemptEnded: guard((o, ctx: RequestContext, a: AttemptView, r: AttemptRecord) => o.attemptEnded?.(ctx, a, r)),
-    requestEnded: guard((o, ctx: RequestContext) => o.requestEnded?.(ctx)),
+    requestStarted: guard((o, ctx: ExchangeView) => o.requestStarted?.(ctx)),
+    attemptStarted: guard((o, ctx: ExchangeView, a: AttemptView) => o.attemptStarted?.(ctx, a)),
+    attemptEnded: guard((o, ctx: ExchangeView, a: AttemptView, r: AttemptRecord) => o.attemptEnded?.(ctx, a, r)),
+    requestEnded: guard((o, ctx: ExchangeView) => o.requestEnded?.(ctx)),
   };
 }

@@ -134,8 +134,9 @@ function checkShape(kind: PluginKind, specifier: string, plugin: unknown): void 
   }
   const p = plugin as Record<string, unknown>;
   if (p.kind !== kind) throw new PluginLoadError(`"${specifier}" exports a ${String(p.kind ?? 'non-plugin object')}, not a ${kind} plugin`);
-  if (p.apiVersion !== PLUGIN_API_VERSION) {
-    throw new PluginLoadError(`"${specifier}" targets plugin API version ${String(p.apiVersion)}, this gateway speaks version ${PLUGIN_API_VERSION}`);
+  // Version 1 plugins still load: providers are unchanged, stages run through a compatibility view (runtime/stages.ts).
+  if (p.apiVersion !== PLUGIN_API_VERSION && p.apiVersion !== 1) {
+    throw new PluginLoadError(`"${specifier}" targets plugin API version ${String(p.apiVersion)}, this gateway speaks version ${PLUGIN_API_VERSION} (and still loads 1)`);
   }
   if (typeof p.create !== 'function') throw new PluginLoadError(`"${specifier}" has no create() function`);
   if (kind === 'provider' && (typeof p.id !== 'string' || !p.optionsSchema || typeof p.optionsSchema !== 'object')) {

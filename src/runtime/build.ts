@@ -11,10 +11,10 @@ import type { GatewayConfig } from '../config/types.ts';
 import type { LocalModuleCache } from '../plugins/load.ts';
 import { createProviders, releaseProviders, type ProviderHandle } from './providers.ts';
 import { compose, composeOnResponse } from '../pipeline/compose.ts';
-import { dispatcher } from '../pipeline/dispatch.ts';
-import { registerAttemptEnv, type AttemptEnv } from '../pipeline/attempt.ts';
+import { dispatch } from '../pipeline/dispatch.ts';
+import type { GenerationServices } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
-import type { ProviderPlugin, RequestContext, RuntimeView, StageInstance, StagePlugin } from '../plugin-api.ts';
+import type { ProviderPlugin, RequestContext, RequestOutcome, RuntimeView, StageInstance, StagePlugin } from '../plugin-api.ts';
 import { buildKeyIndex, keyFinder } from './keys.ts';
 import { makeRedactor } from './redact.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -48,10 +48,14 @@ export interface Runtime extends RuntimeView {
   readonly changedPluginFiles: readonly string[];
   /** Limits, budgets and spend (absent without a state backend). */
   readonly governor: Governor | undefined;
+  /** What this generation gives each attempt (secrets to scrub, body limit, instruments, limits). */
+  readonly services: GenerationServices;
   /** Requests started on this generation and not finished yet. */
   readonly lifecycle: { inFlight: number };
+  /** Runs the stages, then the dispatcher. */
   run(ctx: RequestContext): Promise<void>;
-  finish(ctx: RequestContext): Promise<void>;
+  /** The stages' onResponse hooks, in pipeline order. */
+  finish(ctx: RequestContext, outcome: RequestOutcome): Promise<void>;
   /** This generation is done: its provider instances are closed unless a newer one shares them. */
   close(): Promise<void>;
 }
@@ -114,8 +118,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     upstreamBodyLimit: parseSize(config.server.upstreamBodyLimit),
   };
   const governor = options.state ? new Governor(options.state, config, models) : undefined;
-  const attemptEnv: AttemptEnv = { redact, upstreamBodyLimit: view.upstreamBodyLimit, observer: options.observer, governor };
-  registerAttemptEnv(view, attemptEnv);
+  const services: GenerationServices = { redact, upstreamBodyLimit: view.upstreamBodyLimit, observer: options.observer, limits: governor };
   const stages = await createStages(config.pipeline, plugins.stages as StagePlugin[], { log, configDir, clock: options.clock ?? systemClock, runtime: view }, source);
   if (source.hasErrors) {
     await closeProviders();
@@ -137,8 +140,9 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     governor,
     modules,
     changedPluginFiles: [...changed],
+    services,
     lifecycle: { inFlight: 0 },
-    run: compose(stages, dispatcher(attemptEnv)),
+    run: compose(stages, dispatch),
     finish: composeOnResponse(stages),
     close: closeProviders,
   });

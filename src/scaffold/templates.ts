@@ -152,7 +152,7 @@ export interface Options {
 }
 
 export default defineStage<Options>({
-  apiVersion: 1,
+  apiVersion: 2,
   kind: 'stage',
   name: '${name}',
   optionsSchema: {
@@ -172,8 +172,8 @@ export default defineStage<Options>({
         ctx.responseHeaders['x-${name}'] = options.tag;
         await next();
       },
-      onResponse(ctx) {
-        env.log.debug({ reqId: ctx.id, stage: '${name}', status: ctx.status }, 'done');
+      onResponse(ctx, outcome) {
+        env.log.debug({ reqId: ctx.id, stage: '${name}', status: outcome.status }, 'done');
       },
     };
   },

@@ -5,14 +5,13 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { handleClientError } from './client-errors.ts';
 import { GatewayError, toGatewayError } from '../errors.ts';
-import type { RequestContext } from '../plugin-api.ts';
-import { createContext, requestIdFor } from './context.ts';
+import type { Protocol } from '../ingress/protocol.ts';
+import { PROTOCOLS } from '../ingress/protocols.ts';
+import { requestIdFor } from './request-id.ts';
+import { refuseUnread } from './serve.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { consoleRoutes } from './routes/console.ts';
-import { chatRoutes, CHAT_PATHS } from './routes/chat.ts';
-import { embeddingRoutes, EMBEDDINGS_PATHS } from './routes/embeddings.ts';
-import { responsesRoutes } from './routes/responses.ts';
-import { messagesRoutes } from './routes/messages.ts';
+import { protocolRoutes } from './routes/protocols.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { modelRoutes } from './routes/models.ts';
@@ -23,19 +22,24 @@ export interface AppOptions extends ServerDeps {
   /** Client timeouts (restart-only settings of `server:`). */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  /** The ways in; PROTOCOLS unless an embedder adds its own. */
+  protocols?: readonly Protocol[];
 }
 
-const ROUTES: readonly RouteModule[] = [chatRoutes, embeddingRoutes, responsesRoutes, messagesRoutes, modelRoutes, healthRoutes, metricsRoutes, adminRoutes, consoleRoutes];
+const OTHER_ROUTES: readonly RouteModule[] = [modelRoutes, healthRoutes, metricsRoutes, adminRoutes, consoleRoutes];
 
 /** The allowed method when the path exists, else undefined. */
-export function allowedMethod(url: string): string | undefined {
+function allowedMethod(routes: readonly RouteModule[], url: string): string | undefined {
   const path = url.split('?')[0];
-  for (const route of ROUTES) for (const { pattern, method } of route.surface) if (pattern.test(path)) return method;
+  for (const route of routes) for (const { pattern, method } of route.surface) if (pattern.test(path)) return method;
   return undefined;
 }
 
 export function buildApp(options: AppOptions): FastifyInstance {
   const { getRuntime, log } = options;
+  const protocols = options.protocols ?? PROTOCOLS;
+  const routes = [protocolRoutes(protocols), ...OTHER_ROUTES];
+  const protocolAt = new Map(protocols.flatMap((p) => p.paths.map((path) => [path, p] as const)));
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimit,
@@ -62,10 +66,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const error = new GatewayError('bad_request', raw.httpVersionMajor < 1 ? 'Malformed HTTP request (HTTP/0.9 is not supported).' : 'Malformed HTTP request (HTTP/1.1 requires a Host header).');
     reply.code(error.status).headers({ 'x-request-id': request.id, connection: 'close' }).send(error.toJSON());
   });
-  for (const route of ROUTES) route.register(app, options);
+  for (const route of routes) route.register(app, options);
 
   app.setNotFoundHandler(function notFound(request, reply) {
-    const allowed = allowedMethod(request.url);
+    const allowed = allowedMethod(routes, request.url);
     const error = (
       allowed
         ? new GatewayError('method_not_allowed', `Method ${request.method} is not allowed on ${request.url.split('?')[0]}; use ${allowed}.`)
@@ -78,16 +82,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.setErrorHandler(function onError(err: Error & { code?: string; statusCode?: number }, request, reply) {
     const error = fromFastifyError(err).redacted(getRuntime().redact);
     if (error.code === 'internal_error') log.error({ err, reqId: request.id }, 'unhandled error');
-    // Body-parsing failures happen before the pipeline: log them like any other request.
-    if (request.routeOptions.url && (CHAT_PATHS.includes(request.routeOptions.url as never) || EMBEDDINGS_PATHS.includes(request.routeOptions.url as never))) {
-      const ctx: RequestContext = createContext(request.id, request.raw, reply.raw, undefined, log);
-      ctx.status = error.status;
-      ctx.error = error;
-      options.observer.requestStarted?.(ctx);
-      void getRuntime()
-        .finish(ctx)
-        .then(() => options.observer.requestEnded?.(ctx));
-    }
+    // Body-parsing failures happen before the pipeline: answered in the protocol and logged like any other request.
+    const protocol = request.routeOptions.url === undefined ? undefined : protocolAt.get(request.routeOptions.url);
+    if (protocol) return refuseUnread(options, protocol, request, reply, error);
     reply
       .code(error.status)
       .headers({ 'x-request-id': request.id, ...error.headers })

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Runtime } from '../runtime/build.ts';
-import type { RequestContext } from '../plugin-api.ts';
+import type { Exchange } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import type { StateBackend } from '../governance/index.ts';
 
@@ -10,9 +10,9 @@ export interface ServerDeps {
   /** The config generation current when a request arrives: a reload never changes a request midway. */
   getRuntime(): Runtime;
   /** A chat request started (the gateway tracks live requests to end them at shutdown). */
-  onRequestStart?(ctx: RequestContext): void;
+  onRequestStart?(exchange: Exchange): void;
   /** A chat request that ran on `runtime` has finished (for draining old generations). */
-  onRequestDone?(runtime: Runtime, ctx: RequestContext): void;
+  onRequestDone?(runtime: Runtime, exchange: Exchange): void;
   log: Logger;
   /** The gateway's instruments; every request is reported to them. */
   observer: GatewayObserver;

@@ -27,7 +27,7 @@ function known(token: string, runtime: RuntimeView): KeyIdentity {
 }
 
 export default defineStage({
-  apiVersion: 1,
+  apiVersion: 2,
   kind: 'stage',
   name: 'auth',
   description: 'Bearer key → key identity; model scopes',

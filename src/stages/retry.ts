@@ -5,29 +5,30 @@
  * cooling down are skipped; a time budget bounds retries and fallbacks together. A stream is
  * committed once its first chunk exists: failover never happens after bytes reach the client.
  */
-import { defineStage, type AttemptRecord, type Clock, type RequestContext, type RouteTarget, type RuntimeView, type Timeouts } from '../plugin-api.ts';
+import { defineStage, type AttemptRecord, type Clock, type RouteTarget, type RuntimeView, type Timeouts } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
-import { Attempt, attemptEnvOf, notEmbedding, unavailableError } from '../pipeline/attempt.ts';
+import { Attempt } from '../pipeline/attempt.ts';
+import { admitTarget } from '../pipeline/admission.ts';
+import { exchangeOf, type Exchange } from '../pipeline/exchange.ts';
 import { orderTargets } from '../routing/order.ts';
 import { backoffDelay, isRetryable } from '../routing/policy.ts';
 
 export default defineStage({
-  apiVersion: 1,
+  apiVersion: 2,
   kind: 'stage',
   name: 'retry',
   description: 'Routing strategy, retries, backoff, cooldowns and fallbacks across the alias targets',
   create(_options, { clock, runtime }) {
     return {
       name: 'retry',
-      handle: (ctx, next) => (ctx.route ? runAttempts(ctx, next, clock, runtime) : next()),
+      handle: (ctx, next) => (ctx.route ? runAttempts(exchangeOf(ctx), next, clock, runtime) : next()),
     };
   },
 });
 
-async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock: Clock, runtime: RuntimeView): Promise<void> {
-  const route = ctx.route!;
-  const env = attemptEnvOf(runtime);
+async function runAttempts(x: Exchange, next: () => Promise<void>, clock: Clock, runtime: RuntimeView): Promise<void> {
+  const route = x.route!;
   const started = clock.now();
   const deadline = route.retry.budgetMs === undefined ? Infinity : started + route.retry.budgetMs;
   const random = () => clock.random();
@@ -38,16 +39,6 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
 
   while (queue.length) {
     const target = queue.shift()!;
-    if (target.unavailable) {
-      ctx.attempts.push(skipped(target, target.unavailable));
-      last ??= unavailableError(target);
-      continue;
-    }
-    if (ctx.operation === 'embeddings' && !target.capabilities.embeddings) {
-      ctx.attempts.push(skipped(target, 'does not do embeddings'));
-      last ??= notEmbedding(target);
-      continue;
-    }
     const policy = target.retry;
     let admitted = false;
     for (let n = 1; n <= policy.attempts; n++) {
@@ -56,7 +47,7 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
       if (admission === 'no') {
         const wait = target.state.coolingFor(now);
         coolingMs = Math.min(coolingMs, wait);
-        ctx.attempts.push(skipped(target, `cooling down for ${wait} ms`));
+        x.attempts.push(skipped(target, `cooling down for ${wait} ms`));
         break;
       }
       const remaining = deadline - now;
@@ -65,10 +56,10 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
         throw last ?? new GatewayError('timeout', `no attempt could start within the retry budget of ${route.retry.budgetMs} ms`);
       }
       if (!admitted) {
-        // Limits are checked once per target, before its first try (retries on it are covered).
+        // Admitted once per target, before its first try (retries on it are covered).
         let skip;
         try {
-          skip = await env.governor?.admit(ctx, target);
+          skip = await admitTarget(x, target);
         } catch (refused) {
           // A key or team over its limits: the probe this request held is not a verdict on the target.
           if (admission === 'probe') target.state.releaseProbe();
@@ -76,20 +67,20 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
         }
         if (skip) {
           if (admission === 'probe') target.state.releaseProbe();
-          ctx.attempts.push(skipped(target, skip.reason));
+          x.attempts.push(skipped(target, skip.reason));
           last ??= skip.error;
           break;
         }
         admitted = true;
       }
-      const attempt = new Attempt(ctx, target, capTimeouts(target.timeouts, remaining), env);
+      const attempt = new Attempt(x, target, capTimeouts(target.timeouts, remaining));
       try {
         await next();
         await attempt.complete();
         return;
       } catch (thrown) {
         const err = attempt.fail(thrown);
-        if (!(err instanceof UpstreamError) || ctx.signal.aborted) {
+        if (!(err instanceof UpstreamError) || x.signal.aborted) {
           if (admission === 'probe') target.state.releaseProbe();
           throw err;
         }
@@ -108,7 +99,7 @@ async function runAttempts(ctx: RequestContext, next: () => Promise<void>, clock
         if (err.retryAfterMs !== undefined && err.retryAfterMs > policy.maxRetryAfterMs) break;
         const wait = err.retryAfterMs ?? backoffDelay(policy, n, random);
         if (clock.now() + wait >= deadline) break;
-        await clock.sleep(wait, ctx.signal);
+        await clock.sleep(wait, x.signal);
       }
     }
   }

@@ -3,7 +3,7 @@ import { defineStage } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
 
 export default defineStage({
-  apiVersion: 1,
+  apiVersion: 2,
   kind: 'stage',
   name: 'route',
   description: 'Model alias → targets',

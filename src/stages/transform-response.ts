@@ -5,10 +5,10 @@
  * stages inside it see native answers and stages outside it see OpenAI ones.
  */
 import { defineStage } from '../plugin-api.ts';
-import type { Attempt } from '../pipeline/attempt.ts';
+import { exchangeOf } from '../pipeline/exchange.ts';
 
 export default defineStage({
-  apiVersion: 1,
+  apiVersion: 2,
   kind: 'stage',
   name: 'transform-response',
   description: 'Native provider answer → OpenAI chat completion or chunks',
@@ -17,7 +17,7 @@ export default defineStage({
       name: 'transform-response',
       async handle(ctx, next) {
         await next();
-        (ctx.attempt as Attempt | undefined)?.translate();
+        exchangeOf(ctx).attempt?.translate();
       },
     };
   },

@@ -30,7 +30,7 @@ export function requestError(errors: readonly ErrorObject[], body: unknown): Gat
 }
 
 export default defineStage({
-  apiVersion: 1,
+  apiVersion: 2,
   kind: 'stage',
   name: 'validate',
   description: 'Checks the request body against the Chat Completions schema',

@@ -47,8 +47,8 @@ describe('documentation', () => {
     const lines = [
       '# A guide',
       `${fence}ts`,
-      "import { defineStage } from 'switchyard-gateway';",
-      "export default defineStage({ apiVersion: 1, kind: 'stage', name: 'ok', optionsSchema: {}, create: () => ({ name: 'ok' }) });",
+      "import { GatewayError } from 'switchyard-gateway/kit';",
+      "export const refusal = new GatewayError('invalid_request', 'a block that compiles');",
       fence,
       `${fence}ts file=acme/index.ts`,
       'export const answer = 42;',

@@ -76,5 +76,5 @@ describe('switchyard plugin new', () => {
     const exists = spawnSync(process.execPath, [BIN, 'plugin', 'new', 'stage', 'openai', '--dir', 'plugins/openai'], { cwd: ROOT, encoding: 'utf8' });
     expect(exists.status).toBe(1);
     expect(exists.stderr).toContain('plugins/openai already exists');
-  });
+  }, 60_000);
 });

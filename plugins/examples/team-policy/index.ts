@@ -28,7 +28,7 @@ function messageText(messages: unknown): string {
 }
 
 export default defineStage<TeamPolicyOptions>({
-  apiVersion: 1,
+  apiVersion: 2,
   kind: 'stage',
   name: 'team-policy',
   description: 'Tags requests with a team and blocks configured patterns',
@@ -63,8 +63,8 @@ export default defineStage<TeamPolicyOptions>({
         }
         await next();
       },
-      onResponse(ctx) {
-        log.debug({ reqId: ctx.id, team: teamOf.get(ctx), status: ctx.status, tokens: ctx.usage?.total_tokens }, 'team usage');
+      onResponse(ctx, outcome) {
+        log.debug({ reqId: ctx.id, team: teamOf.get(ctx), status: outcome.status, tokens: outcome.usage?.total_tokens }, 'team usage');
       },
     };
   },

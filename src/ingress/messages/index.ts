@@ -4,7 +4,7 @@
  * `message` or Anthropic's named events, gateway errors → Anthropic's envelope. Pure, apart from
  * the stream writer's per-request state.
  */
-export { translateMessagesRequest, messagesToChat, messagesRequestOf, effortOfBudget, type MessagesTranslation } from './request.ts';
+export { translateMessagesRequest, messagesToChat, effortOfBudget, type MessagesTranslation } from './request.ts';
 export { chatToMessage } from './response.ts';
 export { MessagesStreamWriter, toSse } from './stream.ts';
 export { anthropicErrorOf, ANTHROPIC_ERRORS } from './errors.ts';

@@ -60,9 +60,6 @@ const SERVICE_TIER: Record<string, string> = { auto: 'auto', standard_only: 'def
 /** `output_config.effort` → `reasoning_effort`; chat's scale stops at high. */
 const EFFORT: Record<string, string> = { low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'high' };
 
-/** The original Messages body of a translated chat request (for the native Anthropic pass-through). */
-const sources = new WeakMap<ChatCompletionRequest, Json>();
-
 /** The translation, with the native-only parts listed rather than thrown. Malformed input throws a 400 naming the field. */
 export function translateMessagesRequest(body: unknown): MessagesTranslation {
   if (!isObject(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
@@ -104,7 +101,6 @@ export function translateMessagesRequest(body: unknown): MessagesTranslation {
   }
   for (const name of Object.keys(body)) if (!KNOWN.has(name) && body[name] != null) nativeOnly.add(name, 'a field the chat model has no equivalent for');
 
-  sources.set(chat, body);
   return { chat, nativeOnly: nativeOnly.findings };
 }
 
@@ -113,11 +109,6 @@ export function messagesToChat(body: unknown): ChatCompletionRequest {
   const { chat, nativeOnly } = translateMessagesRequest(body);
   if (nativeOnly.length) throw nativeOnly[0];
   return chat;
-}
-
-/** The Messages body `chat` was translated from, while that chat request object lives. */
-export function messagesRequestOf(chat: ChatCompletionRequest): Json | undefined {
-  return sources.get(chat);
 }
 
 // ---------------------------------------------------------------- tools

@@ -1,0 +1,355 @@
+/**
+ * One request, from arrival to its last after-response hook: the core's own object, never
+ * exported from the package. It holds what stages may not touch (the protocol session, the
+ * attempt, the limit hold, the answer's usage and cost, the response's status and error) and
+ * hands stages a slim view of itself (`ctx`, the public RequestContext). `end()` is the only way
+ * a request ends, in one order: release the target and the generation → settle limits and spend
+ * → the stages' onResponse hooks → the observers (metrics, traces, console).
+ */
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { GatewayError } from '../errors.ts';
+import type { Lease, TokenEstimate } from '../governance/index.ts';
+import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, Usage } from '../openai-types.ts';
+import type { AttemptRecord, AttemptView, GatewayResponse, Ingress, KeyIdentity, ModelRoute, NativeRequest, Operation, RequestContext, RequestOutcome, RouteTarget } from '../plugin-api.ts';
+
+/** Where a request's time went, in ms since `startedAt`'s clock. */
+export interface RequestTiming {
+  /** Time spent waiting for upstreams (until their headers, and between stream events), all attempts. */
+  upstreamMs: number;
+  /** Streams: from arrival until the first chunk was written to the client. */
+  firstChunkMs?: number;
+}
+
+/** The core's attempt, as the exchange and the core's stages drive it (src/pipeline/attempt.ts implements it). */
+export interface ExchangeAttempt extends AttemptView {
+  /** Builds the provider call and sends it. */
+  send(): Promise<void>;
+  /** The native answer → the gateway's (transform-response). */
+  translate(): void;
+  /** The answer once it exists (a stream: primed to its first chunk); a failure is the upstream failure it was. */
+  complete(): Promise<GatewayResponse>;
+  /** A passed-through stream's native events consumed since the last call, in order. */
+  takeNativeEvents(): unknown[];
+  /** Ends the attempt from the gateway's side (shutdown): its stream fails with `reason`. */
+  interrupt(reason: GatewayError): void;
+  /** Releases the attempt's hold on its target. Idempotent. */
+  close(): void;
+}
+
+/** What the governor holds for a request between admission and settlement. */
+export interface LimitHold {
+  lease: Lease;
+  /** The target whose scope the lease holds now (none after a skip). */
+  target: RouteTarget | undefined;
+  /** The reservation's estimate (none when nothing was counted). */
+  estimate: TokenEstimate | undefined;
+}
+
+/** A target the request cannot use now, and what the client gets if no other serves. */
+export interface TargetSkip {
+  reason: string;
+  error: GatewayError;
+}
+
+/** Limits, budgets and spend (src/pipeline/governor.ts). */
+export interface Limits {
+  /** Admits the request on `target`: undefined, a skip when the target cannot take it; throws the answer when the key or team is over a limit. */
+  admit(exchange: Exchange, target: RouteTarget): Promise<TargetSkip | undefined>;
+  /** Settles the reservation to the real usage and cost, or releases it. */
+  finish(exchange: Exchange): Promise<void>;
+}
+
+/** What the gateway's instruments see of each attempt (src/pipeline/observer.ts extends it). */
+export interface AttemptObserver {
+  /** An attempt is about to be sent; the headers returned go upstream with it (trace context). */
+  attemptStarted?(exchange: ExchangeView, attempt: AttemptView): Record<string, string> | undefined;
+  attemptEnded?(exchange: ExchangeView, attempt: AttemptView, record: AttemptRecord): void;
+}
+
+/** What a request's config generation gives its attempts. */
+export interface GenerationServices {
+  /** Scrubs configured secrets from what the attempt log records. */
+  redact(text: string): string;
+  /** Largest non-streamed upstream answer, in bytes. */
+  readonly upstreamBodyLimit: number;
+  readonly observer?: AttemptObserver;
+  /** Limits and budgets; absent when the gateway runs without a state backend (validate). */
+  readonly limits?: Limits;
+}
+
+/** A chunk stream in a protocol's own SSE text (src/server/writer.ts writes it). */
+export interface SseEvents {
+  /** Framed text for one chunk (possibly empty). */
+  push(chunk: ChatCompletionChunk): string;
+  /** Framed text that closes a complete answer. */
+  end(): string;
+  /** Framed text that reports a failure after the stream started. */
+  fail(error: GatewayError): string;
+  /**
+   * Whether what was pushed so far says something about the answer. Until then the writer holds
+   * the text (the response has not started, so a failure can still be a plain HTTP error).
+   */
+  readonly started: boolean;
+}
+
+/** A protocol-shaped error answer. */
+export interface ErrorAnswer {
+  status: number;
+  body: unknown;
+  /** Headers of the protocol's own (Anthropic's request-id). */
+  headers?: Record<string, string>;
+}
+
+/** What a non-streamed answer can be. */
+export type JsonAnswer = Exclude<GatewayResponse, { kind: 'stream' }>;
+
+/**
+ * One request in one protocol (src/ingress/protocol.ts makes it): what the pipeline runs, and how
+ * its answers and errors go back in the client's protocol.
+ */
+export interface ProtocolSession {
+  /** The request the pipeline runs. */
+  readonly body: ChatCompletionRequest | EmbeddingRequest;
+  /** The client's request in its own protocol, for providers that speak it. */
+  readonly native?: NativeRequest;
+  /** `count_tokens`: the gateway's own estimate, for targets that cannot count. */
+  readonly estimate?: number;
+  /** A non-streamed answer → the client's JSON (headers may be added to `responseHeaders`). */
+  answer(response: JsonAnswer, attempt: ExchangeAttempt, responseHeaders: Record<string, string>): unknown;
+  /** A stream in the protocol's events; absent: the protocol has no streams. */
+  events?(attempt: ExchangeAttempt): SseEvents;
+  /** Headers every answer of this session carries (Anthropic's request-id). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** What ends a request, given by the server (the exchange does not know the runtime or the gateway). */
+export interface ExchangeEnd {
+  /** The request no longer holds its config generation (in-flight counts, the gateway's live set). */
+  released(exchange: Exchange): void;
+  /** Settles limits and spend. */
+  settle?(exchange: Exchange): Promise<void>;
+  /** The stages' onResponse hooks. */
+  hooks(ctx: RequestContext, outcome: RequestOutcome): Promise<void>;
+  /** The gateway's instruments (metrics, traces, console). */
+  observed?(exchange: ExchangeView): void;
+}
+
+/** A request as the gateway's instruments read it (metrics, traces, console, the log line's helpers). */
+export interface ExchangeView {
+  readonly id: string;
+  readonly operation: Operation;
+  readonly ingress: Ingress;
+  readonly startedAt: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: ChatCompletionRequest | EmbeddingRequest;
+  readonly key: KeyIdentity | undefined;
+  readonly route: ModelRoute | undefined;
+  readonly attempt: AttemptView | undefined;
+  readonly attempts: readonly AttemptRecord[];
+  readonly timing: RequestTiming;
+  readonly usage: Usage | undefined;
+  readonly costUsd: number | null | undefined;
+  readonly upstreamModel: string | undefined;
+  readonly status: number | undefined;
+  readonly error: GatewayError | undefined;
+  readonly streamError: GatewayError | undefined;
+  readonly refusal: RequestOutcome['refusal'];
+  /** Instruments may record the trace id (tracing does). */
+  traceId: string | undefined;
+}
+
+export interface ExchangeInit {
+  id: string;
+  /** The generation's services for attempts. */
+  services: GenerationServices;
+  /** An error in the client's protocol, before or without a session. */
+  errorAnswer(error: GatewayError, id: string): ErrorAnswer;
+  /** The client's parsed JSON body, as it came. */
+  body: unknown;
+  operation: Operation;
+  ingress: Ingress;
+  headers: IncomingHttpHeaders;
+  res: ServerResponse;
+  log: Logger;
+}
+
+export class Exchange implements ExchangeView {
+  readonly id: string;
+  readonly services: GenerationServices;
+  readonly errorAnswer: (error: GatewayError, id: string) => ErrorAnswer;
+  readonly operation: Operation;
+  readonly ingress: Ingress;
+  readonly startedAt = performance.now();
+  readonly headers: IncomingHttpHeaders;
+  readonly log: Logger;
+  readonly res: ServerResponse;
+  readonly responseHeaders: Record<string, string> = {};
+  readonly timing: RequestTiming = { upstreamMs: 0 };
+  /** What stages see. */
+  readonly ctx: RequestContext;
+  readonly #controller = new AbortController();
+
+  session: ProtocolSession | undefined;
+  attempt: ExchangeAttempt | undefined;
+  readonly attempts: AttemptRecord[] = [];
+  /** The governor's reservation, from admission to settlement. */
+  hold: LimitHold | undefined;
+  usage: Usage | undefined;
+  /** USD for this request's tokens at its target's price; null when the price is unknown. */
+  costUsd: number | null | undefined;
+  upstreamModel: string | undefined;
+  /** HTTP status sent to the client. */
+  status: number | undefined;
+  /** The error the client got as an HTTP answer. */
+  error: GatewayError | undefined;
+  /** Set when a stream broke after its first byte (reported in-stream). */
+  streamError: GatewayError | undefined;
+  /** The limit that refused this request, when one did. */
+  refusal: RequestOutcome['refusal'];
+  /** What a stream delivered to the client (to charge an abandoned stream the upstream never reported). */
+  delivered: { chars: number } | undefined;
+  /** The trace this request belongs to, when tracing is on. */
+  traceId: string | undefined;
+  #ended = false;
+
+  constructor(init: ExchangeInit) {
+    this.id = init.id;
+    this.services = init.services;
+    this.errorAnswer = init.errorAnswer;
+    this.operation = init.operation;
+    this.ingress = init.ingress;
+    this.headers = init.headers;
+    this.log = init.log;
+    this.res = init.res;
+    // The signal aborts when the client disconnects before the response is complete.
+    init.res.once('close', () => {
+      if (!init.res.writableFinished) this.#controller.abort();
+    });
+    // Until the protocol has read it, the body is the client's as it came (what the log line reads of a request that failed to parse).
+    this.ctx = new StageContext(this, (init.body ?? {}) as ChatCompletionRequest);
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get body(): ChatCompletionRequest | EmbeddingRequest {
+    return this.ctx.body;
+  }
+
+  get key(): KeyIdentity | undefined {
+    return this.ctx.key;
+  }
+
+  get route(): ModelRoute | undefined {
+    return this.ctx.route;
+  }
+
+  /** The protocol's session: the pipeline's request is its body from now on. */
+  begin(session: ProtocolSession): void {
+    this.session = session;
+    this.ctx.body = session.body;
+  }
+
+  /** Attempts that reached a provider (targets skipped while cooling down or unavailable do not count). */
+  get triedCount(): number {
+    let n = 0;
+    for (const a of this.attempts) if (a.outcome !== 'skipped') n++;
+    return n;
+  }
+
+  /**
+   * The request is over for the client. Releases what it held, then settles, runs the hooks and
+   * tells the observers, in that order (the log line carries the settled cost). Once only.
+   */
+  async end(how: ExchangeEnd): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.attempt?.close();
+    how.released(this);
+    if (how.settle) {
+      try {
+        await how.settle(this);
+      } catch (err) {
+        this.log.error({ err, reqId: this.id }, 'settling limits and spend failed');
+      }
+    }
+    await how.hooks(this.ctx, this.outcome());
+    how.observed?.(this);
+  }
+
+  /** How the request ended, for the stages' hooks. */
+  outcome(now: number = performance.now()): RequestOutcome {
+    const durationMs = now - this.startedAt;
+    return Object.freeze({
+      status: this.status ?? 0,
+      stream: this.operation === 'chat' && (this.ctx.body as ChatCompletionRequest).stream === true,
+      usage: this.usage,
+      costUsd: this.costUsd,
+      error: this.streamError ?? this.error,
+      errorInStream: this.streamError !== undefined,
+      attempts: this.attempts,
+      provider: this.attempt?.target.provider,
+      upstreamModel: this.upstreamModel,
+      refusal: this.refusal,
+      timing: Object.freeze({ durationMs, upstreamMs: this.timing.upstreamMs, overheadMs: Math.max(0, durationMs - this.timing.upstreamMs), firstChunkMs: this.timing.firstChunkMs }),
+      traceId: this.traceId,
+    });
+  }
+}
+
+/** The request as stages see it: their fields, and read-only windows on the core's. */
+class StageContext implements RequestContext {
+  readonly #exchange: Exchange;
+  body: ChatCompletionRequest | EmbeddingRequest;
+  key: KeyIdentity | undefined = undefined;
+  route: ModelRoute | undefined = undefined;
+
+  constructor(exchange: Exchange, body: ChatCompletionRequest) {
+    this.#exchange = exchange;
+    this.body = body;
+  }
+
+  /** The exchange behind a context the gateway made. The class is not exported: stages cannot call it. */
+  static exchangeOf(ctx: RequestContext): Exchange {
+    if (!(#exchange in ctx)) throw new TypeError('not a request context made by the gateway');
+    return ctx.#exchange;
+  }
+
+  get id(): string {
+    return this.#exchange.id;
+  }
+  get operation(): Operation {
+    return this.#exchange.operation;
+  }
+  get ingress(): Ingress {
+    return this.#exchange.ingress;
+  }
+  get startedAt(): number {
+    return this.#exchange.startedAt;
+  }
+  get headers(): IncomingHttpHeaders {
+    return this.#exchange.headers;
+  }
+  get signal(): AbortSignal {
+    return this.#exchange.signal;
+  }
+  get log(): Logger {
+    return this.#exchange.log;
+  }
+  get attempt(): AttemptView | undefined {
+    return this.#exchange.attempt;
+  }
+  get attempts(): readonly AttemptRecord[] {
+    return this.#exchange.attempts;
+  }
+  get responseHeaders(): Record<string, string> {
+    return this.#exchange.responseHeaders;
+  }
+}
+
+/** The exchange behind a stage's context: how the core's own stages (retry, transform-response) reach it. */
+export function exchangeOf(ctx: RequestContext): Exchange {
+  return StageContext.exchangeOf(ctx);
+}

@@ -1,5 +1,5 @@
 /** OpenAI request → exact Converse body, checked against recorded requests where they fit. */
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, type vi } from 'vitest';
 import type { ChatCompletionRequest, ChatMessage, ProviderCall } from 'switchyard-gateway';
 import { GatewayError } from 'switchyard-gateway/kit';
 import { applyCapabilities } from 'switchyard-gateway/kit';
@@ -10,6 +10,7 @@ import { callFactory, loadFixture } from 'switchyard-gateway/kit/testing';
 /** This provider's recorded payloads. */
 const FIXTURES = new URL('../../test/fixtures/bedrock/', import.meta.url);
 
+// biome-ignore lint/suspicious/noExplicitAny: a recorded JSON body, whose fields the tests read as they find them
 const recorded = (name: string) => loadFixture(FIXTURES, name).request as Record<string, any>;
 
 const rawCallOf = callFactory({ provider: 'aws', model: 'us.amazon.nova-micro-v1:0' });
@@ -31,7 +32,7 @@ function rejection(request: Partial<ChatCompletionRequest>): GatewayError {
 }
 
 /** The recorded requests send `inferenceConfig: {}` and `system: []`; the gateway leaves empty ones out. */
-function withoutEmpties(body: Record<string, any>): Record<string, any> {
+function withoutEmpties(body: Record<string, unknown>): Record<string, unknown> {
   const out = { ...body };
   if (out.inferenceConfig && Object.keys(out.inferenceConfig).length === 0) delete out.inferenceConfig;
   if (Array.isArray(out.system) && out.system.length === 0) delete out.system;
@@ -254,7 +255,7 @@ describe('system, turns and content', () => {
         { role: 'tool', tool_call_id: 'c1', content: '' },
       ],
     });
-    expect((body.messages as any[])[2]).toEqual({ role: 'user', content: [{ toolResult: { toolUseId: 'c1', content: [{ text: '(empty)' }] } }] });
+    expect((body.messages as unknown[])[2]).toEqual({ role: 'user', content: [{ toolResult: { toolUseId: 'c1', content: [{ text: '(empty)' }] } }] });
   });
 
   it('images: png data URLs as bytes, s3:// URLs as s3Location; https URLs are a 400 naming the part', () => {

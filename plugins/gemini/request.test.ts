@@ -13,6 +13,7 @@ import { callFactory, loadFixture } from 'switchyard-gateway/kit/testing';
 const FIXTURES = new URL('../../test/fixtures/gemini/', import.meta.url);
 
 /** A recorded request body. Google's SDKs always send `generationConfig`, empty or not; we leave an empty one out. */
+// biome-ignore lint/suspicious/noExplicitAny: a recorded JSON body, whose fields the tests read as they find them
 function recorded(name: string): Record<string, any> {
   const { generationConfig, ...rest } = loadFixture(FIXTURES, name).request;
   return Object.keys(generationConfig ?? {}).length ? { ...rest, generationConfig } : rest;
@@ -307,7 +308,7 @@ describe('thought signatures', () => {
       { role: 'tool' as const, tool_call_id: 'c2', content: '{}' },
     ],
   });
-  const modelTurn = (body: Record<string, any>) => body.contents[1].parts;
+  const modelTurn = (body: Record<string, unknown>) => (body.contents as Array<{ parts: unknown }>)[1].parts;
 
   it("a tool call's extra_content.google.thought_signature goes back as the part's thoughtSignature", () => {
     expect(modelTurn(build(turn({ google: { thought_signature: 'c2lnbmF0dXJl' } }), { model: 'gemini-3-pro-preview' }))).toEqual([

@@ -64,7 +64,7 @@ describe('recorded streams', () => {
   it('a longer stream: the text is the concatenation of every event, usage from the last', async () => {
     const events = await eventsOf('stream-basic');
     const chunks = translate(events);
-    const expected = events.map((e) => (e.data as any).candidates[0].content.parts[0].text).join('');
+    const expected = events.map((e) => (e.data as { candidates: Array<{ content: { parts: Array<{ text: string }> } }> }).candidates[0].content.parts[0].text).join('');
     expect(textOf(chunks)).toBe(expected);
     expect(chunks.filter((c) => c.choices[0]?.finish_reason)).toHaveLength(1);
     expect(chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 377, total_tokens: 383 });

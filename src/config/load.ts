@@ -77,8 +77,8 @@ function reportUnset(source: ConfigSource, u: UnsetVariable, unavailable: Map<st
   source.issue('error', u.path, `environment variable ${u.name} is not set and has no default (write \${${u.name}:-default} to give one)`, { at });
 }
 
-const isObject = (v: unknown): v is Record<string, any> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
-const list = (v: unknown): any[] => (Array.isArray(v) ? v : []);
+const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): void {
   const providers = isObject(config.providers) ? config.providers : {};

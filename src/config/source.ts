@@ -2,7 +2,7 @@
  * gateway.yaml as a YAML document that still knows where every node came from, so that any
  * finding (schema, cross-check, plugin options) can be reported as file:line:col.
  */
-import { Document, LineCounter, parseDocument, isMap, isPair, isScalar, isSeq, type Node, type Pair } from 'yaml';
+import { type Document, LineCounter, parseDocument, isMap, isPair, isScalar, isSeq, type Node, type Pair } from 'yaml';
 import { formatPath, type ConfigIssue, type PathSegment } from './issues.ts';
 
 export class ConfigSource {

@@ -25,7 +25,7 @@ export function parseDataUrl(url: string): { mediaType: string; data: string } |
 
 /** Tool-call arguments (a JSON string) as an object; `{}` for an empty string. Throws on bad JSON. */
 export function parseArguments(args: string | undefined): Record<string, unknown> {
-  if (!args || !args.trim()) return {};
+  if (!args?.trim()) return {};
   const value: unknown = JSON.parse(args);
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
 }

@@ -11,11 +11,12 @@ export function providerTemplate(name: string): Record<string, string> {
  * ${name}: a Switchyard provider plugin. It speaks a small JSON API; replace the three
  * transforms with your provider's real format:
  *   POST {baseUrl}/generate {"model", "prompt", "stream"} → {"text", "tokens_in", "tokens_out"}
- *   streamed as server-sent events: data: {"text": "...", "done": false}
+ *   streamed as server-sent events: data: {"text": "...", "done": false}, the last one with
+ *   "done": true and the token counts; errors as {"error": {"message", "type"}}
  * The core owns sockets, SSE framing, retries and the OpenAI error envelope.
  */
 import { defineHttpProvider, type ChatCompletion, type ChatCompletionChunk, type ProviderCall } from 'switchyard-gateway';
-import { openAiStyleFailure, type SseJsonEvent } from 'switchyard-gateway/kit';
+import { ChunkBuilder, openAiStyleFailure, type SseJsonEvent } from 'switchyard-gateway/kit';
 
 export interface Options {
   baseUrl: string;
@@ -27,6 +28,14 @@ function promptOf(call: ProviderCall): string {
   return call.request.messages.map((m) => \`\${m.role}: \${typeof m.content === 'string' ? m.content : ''}\`).join('\\n');
 }
 
+/** One server-sent event of a streamed answer. */
+interface StreamEvent {
+  text: string;
+  done: boolean;
+  tokens_in?: number;
+  tokens_out?: number;
+}
+
 export default defineHttpProvider<Options>({
   id: '${name}',
   optionsSchema: {
@@ -36,7 +45,8 @@ export default defineHttpProvider<Options>({
     properties: { baseUrl: { type: 'string', pattern: '^https?://' }, apiKey: { type: 'string' } },
   },
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: false },
+  // What this API can honour: the core refuses or drops the rest, and the conformance battery runs what is declared.
+  capabilities: { streaming: true, streamUsage: true, tools: false },
   endpoint: (options) => ({ baseUrl: options.baseUrl, headers: options.apiKey ? { authorization: \`Bearer \${options.apiKey}\` } : undefined }),
   buildRequest: (call) => ({ path: '/generate', body: { model: call.model, prompt: promptOf(call), stream: call.stream } }),
   toCompletion(body, call): ChatCompletion {
@@ -51,86 +61,75 @@ export default defineHttpProvider<Options>({
     };
   },
   createStreamTranslator(call) {
-    let first = true;
+    const chunks = new ChunkBuilder(call); // one id and model per stream; the role on the first delta
     return {
-      push(event): ChatCompletionChunk {
-        const data = (event as SseJsonEvent).data as { text: string; done: boolean };
-        const delta = first ? { role: 'assistant' as const, content: data.text } : { content: data.text };
-        first = false;
-        return { id: \`chatcmpl-\${call.requestId}\`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: call.model, choices: [{ index: 0, delta, finish_reason: data.done ? 'stop' : null }] };
+      push(event): ChatCompletionChunk[] {
+        const data = (event as SseJsonEvent).data as StreamEvent;
+        const out = [chunks.delta({ content: data.text }, data.done ? 'stop' : null)];
+        // The usage chunk ends the stream; the core passes it on only to clients that asked (stream_options.include_usage).
+        if (data.done && data.tokens_in !== undefined && data.tokens_out !== undefined) {
+          out.push(chunks.usage({ prompt_tokens: data.tokens_in, completion_tokens: data.tokens_out, total_tokens: data.tokens_in + data.tokens_out }));
+        }
+        return out;
       },
     };
   },
   readError: openAiStyleFailure,
 });
 `,
-    [`${name}.test.ts`]: `/** Offline test: a fake upstream on 127.0.0.1 and the real gateway loading this plugin by path. */
-import { createServer, type Server } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+    [`${name}.test.ts`]: `/**
+ * Offline tests: fake upstreams on 127.0.0.1 and the real gateway loading this plugin by path.
+ * The answers below are what the template's API sends; once the plugin speaks your provider's
+ * format, replace them with recordings of its real answers (\`loadFixture\` and \`replay\`).
+ */
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Gateway } from 'switchyard-gateway';
+import { expect, it } from 'vitest';
+import { CONFORMANCE_SECRET, chatRequests, fakeUpstream, runConformance, streamAnswer, useTestGateway, type RecordedRequest, type ScriptedResponse } from 'switchyard-gateway/kit/testing';
+import plugin from './index.ts';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-let upstream: Server;
-let gateway: Gateway;
+const PLUGIN = fileURLToPath(new URL('./index.ts', import.meta.url));
 
-beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d) => (raw += d));
-    req.on('end', () => {
-      const body = JSON.parse(raw) as { prompt: string; stream: boolean };
-      if (!body.stream) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ text: \`echo: \${body.prompt}\`, tokens_in: 3, tokens_out: 2 }));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end('data: {"text":"Hel","done":false}\\n\\ndata: {"text":"lo","done":true}\\n\\n');
-    });
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const dir = mkdtempSync(path.join(tmpdir(), '${name}-'));
-  const config = path.join(dir, 'gateway.yaml');
-  const url = \`http://127.0.0.1:\${(upstream.address() as { port: number }).port}\`;
-  writeFileSync(config, \`keys: [{ name: test, key: sk-test-12345678 }]
-providers:
-  ${name}: { plugin: \${JSON.stringify(path.join(here, 'index.ts'))}, baseUrl: "\${url}" }
-models:
-  demo: { targets: [{ provider: ${name}, model: m1 }] }
-log: { level: silent }
-\`);
-  gateway = await Gateway.start({ config, port: 0 });
-});
-afterAll(async () => {
-  await gateway?.close();
-  upstream?.close();
+const answer = (req: RecordedRequest): ScriptedResponse => ({ status: 200, body: { text: \`echo: \${req.body.prompt}\`, tokens_in: 3, tokens_out: 2 } });
+const stream = (): ScriptedResponse => streamAnswer(['data: {"text":"Hel","done":false}\\n\\n', 'data: {"text":"lo","done":true,"tokens_in":3,"tokens_out":2}\\n\\n']);
+const failure = (status: number, type: string) => (): ScriptedResponse => ({ status, body: { error: { message: \`\${type} (HTTP \${status})\`, type } } });
+
+// The battery every provider passes: a client cannot tell this provider from the others.
+runConformance({
+  name: '${name}',
+  plugin,
+  provider: (url) => ({ plugin: PLUGIN, baseUrl: url, apiKey: CONFORMANCE_SECRET }),
+  model: 'm1',
+  scenarios: {
+    text: { respond: answer, text: 'echo: user: Hello' },
+    textStream: { respond: stream, text: 'Hello' },
+    errors: { 400: failure(400, 'invalid_request_error'), 401: failure(401, 'authentication_error'), 429: failure(429, 'rate_limit_error'), 500: failure(500, 'server_error') },
+  },
 });
 
-async function chat(body: object): Promise<Response> {
-  return fetch(\`\${gateway.url}/v1/chat/completions\`, {
-    method: 'POST',
-    headers: { authorization: 'Bearer sk-test-12345678', 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: 'hi' }], ...body }),
-  });
-}
+// This provider's own behaviour: what it sends upstream, and what the client gets back.
+const upstream = fakeUpstream((req) => (req.body.stream ? stream() : answer(req)));
+const t = useTestGateway(
+  () => ({
+    providers: { '${name}': { plugin: PLUGIN, baseUrl: upstream.url, apiKey: 'sk-upstream-test' } },
+    models: { demo: { targets: [{ provider: '${name}', model: 'm1' }] } },
+  }),
+  { upstreams: [upstream] },
+);
+const { chat, streamed } = chatRequests(t, { model: 'demo' });
 
-it('answers a chat completion through the gateway', async () => {
-  const res = await chat({});
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { model: string; choices: Array<{ message: { content: string } }>; usage: { total_tokens: number } };
-  expect(body.model).toBe('m1');
-  expect(body.choices[0].message.content).toBe('echo: user: hi');
-  expect(body.usage.total_tokens).toBe(5);
+it('sends the prompt with its key and answers a chat completion', async () => {
+  const r = await chat();
+  expect(upstream.requests[0]).toMatchObject({ url: '/generate', headers: { authorization: 'Bearer sk-upstream-test' }, body: { model: 'm1', prompt: 'user: hi', stream: false } });
+  expect(r.model).toBe('m1');
+  expect(r.choices[0].message.content).toBe('echo: user: hi');
+  expect(r.usage?.total_tokens).toBe(5);
 });
 
-it('streams', async () => {
-  const text = await (await chat({ stream: true })).text();
-  expect(text).toContain('"content":"Hel"');
-  expect(text.endsWith('data: [DONE]\\n\\n')).toBe(true);
+it('streams, with usage when asked', async () => {
+  const { text, finishes, chunks } = await streamed({ stream_options: { include_usage: true } });
+  expect(text).toBe('Hello');
+  expect(finishes).toEqual(['stop']);
+  expect(chunks.at(-1)?.usage?.total_tokens).toBe(5);
 });
 `,
   };
@@ -173,58 +172,69 @@ export default defineStage<Options>({
         ctx.responseHeaders['x-${name}'] = options.tag;
         await next();
       },
-      onResponse(ctx) {
-        env.log.debug({ reqId: ctx.id, stage: '${name}', status: ctx.status }, 'done');
+      onResponse(ctx, outcome) {
+        env.log.debug({ reqId: ctx.id, stage: '${name}', status: outcome.status }, 'done');
       },
     };
   },
 });
 `,
-    [`${name}.test.ts`]: `/** Offline test: the real gateway with the built-in mock provider and this stage loaded by path. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+    [`${name}.test.ts`]: `/** Offline tests: the real gateway with this stage loaded by path in its pipeline. */
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Gateway } from 'switchyard-gateway';
+import { expect, it } from 'vitest';
+import { CONFORMANCE_SECRET, chatRequests, failureOf, runConformance, streamAnswer, useTestGateway, type ScriptedResponse } from 'switchyard-gateway/kit/testing';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-let gateway: Gateway;
+const STAGE = fileURLToPath(new URL('./index.ts', import.meta.url));
+const pipeline = ['auth', 'validate', { stage: STAGE, options: { tag: 'hello', maxTokens: 100 } }, 'route', 'retry', 'transform-response', 'log'];
 
-beforeAll(async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), '${name}-'));
-  const config = path.join(dir, 'gateway.yaml');
-  writeFileSync(config, \`keys: [{ name: test, key: sk-test-12345678 }]
-providers:
-  mock: { plugin: mock }
-models:
-  demo: { targets: [{ provider: mock, model: m1 }] }
-pipeline: [auth, validate, { stage: \${JSON.stringify(path.join(here, 'index.ts'))}, options: { tag: hello, maxTokens: 100 } }, route, retry, transform-response, log]
-log: { level: silent }
-\`);
-  gateway = await Gateway.start({ config, port: 0 });
+// OpenAI-shaped answers from a fake upstream, for the built-in openai provider behind the stage.
+const completion = (message: object, finish: string) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'gpt-test',
+  choices: [{ index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: finish }],
+  usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
 });
-afterAll(() => gateway?.close());
+const chunk = (delta: object, finish: string | null, usage: object | null = null) =>
+  \`data: \${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-test', choices: usage ? [] : [{ index: 0, delta, finish_reason: finish }], usage })}\\n\\n\`;
+const usage = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 };
+const toolCall = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
+const failure = (status: number) => (): ScriptedResponse => ({ status, body: { error: { message: \`failed (HTTP \${status})\`, type: 'server_error', param: null, code: null } } });
 
-async function chat(body: object): Promise<Response> {
-  return fetch(\`\${gateway.url}/v1/chat/completions\`, {
-    method: 'POST',
-    headers: { authorization: 'Bearer sk-test-12345678', 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: 'hi' }], ...body }),
-  });
-}
+// The battery every provider passes, with this stage in the pipeline: the stage keeps the gateway's answers OpenAI's.
+runConformance({
+  name: 'upstream',
+  plugin: { capabilities: { streaming: true, tools: true } },
+  provider: (url) => ({ plugin: 'openai', baseUrl: url, apiKey: CONFORMANCE_SECRET }),
+  model: 'gpt-test',
+  pipeline,
+  scenarios: {
+    text: { respond: () => ({ status: 200, body: completion({ content: 'Hello there' }, 'stop') }), text: 'Hello there' },
+    textStream: { respond: () => streamAnswer([chunk({ role: 'assistant', content: 'Hel' }, null), chunk({ content: 'lo' }, 'stop'), chunk({}, null, usage), 'data: [DONE]\\n\\n']), text: 'Hello' },
+    toolCall: { respond: () => ({ status: 200, body: completion({ tool_calls: [toolCall] }, 'tool_calls') }), toolName: 'get_weather' },
+    toolCallStream: {
+      respond: () => streamAnswer([chunk({ role: 'assistant', tool_calls: [{ index: 0, ...toolCall }] }, null), chunk({}, 'tool_calls'), 'data: [DONE]\\n\\n']),
+      toolName: 'get_weather',
+    },
+    errors: { 400: failure(400), 401: failure(401), 429: failure(429), 500: failure(500) },
+  },
+});
+
+// This stage's own behaviour, in front of the built-in mock provider.
+const t = useTestGateway(() => ({ providers: { mock: { plugin: 'mock' } }, models: { demo: { targets: [{ provider: 'mock', model: 'm1' }] } }, pipeline }));
+const { chat } = chatRequests(t, { model: 'demo' });
 
 it('tags responses', async () => {
-  const res = await chat({});
-  expect(res.status).toBe(200);
-  expect(res.headers.get('x-${name}')).toBe('hello');
+  const { response } = await chat().withResponse();
+  expect(response.status).toBe(200);
+  expect(response.headers.get('x-${name}')).toBe('hello');
 });
 
 it('refuses over-long requests with an OpenAI-shaped 400', async () => {
-  const res = await chat({ max_tokens: 1000 });
-  expect(res.status).toBe(400);
-  const body = (await res.json()) as { error: { param: string; code: string } };
-  expect(body.error).toMatchObject({ param: 'max_tokens', code: 'invalid_request' });
+  const err = await failureOf(chat({ max_tokens: 1000 }));
+  expect(err.status).toBe(400);
+  expect(err).toMatchObject({ param: 'max_tokens', code: 'invalid_request' });
 });
 `,
   };

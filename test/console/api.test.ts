@@ -8,6 +8,7 @@ import { useTestGateway } from 'switchyard-gateway/kit/testing';
 import { ADMIN_KEY, adminFetch, bad, consoleConfig, DEV_KEY, good, serverError, SEARCH_KEY, UPSTREAM_SECRET } from './setup.ts';
 
 const t = useTestGateway(consoleConfig, { upstreams: [good, bad] });
+// biome-ignore lint/suspicious/noExplicitAny: the console's JSON answers, read field by field by the assertions below
 const json = async (r: Promise<Response>): Promise<any> => (await r).json();
 const ask = (model: string, key = DEV_KEY) => t.client(key).chat.completions.create({ model, messages: [{ role: 'user', content: 'a secret prompt' }] });
 
@@ -58,13 +59,13 @@ describe('console: the JSON endpoints', () => {
     expect(overview.now.p50_ms).toBeGreaterThan(0);
 
     const { data: targets } = await json(adminFetch(t.url, '/admin/v1/console/targets'));
-    const flaky = targets.find((a: any) => a.alias === 'flaky');
+    const flaky = targets.find((a: { alias: string }) => a.alias === 'flaky');
     expect(flaky.targets[0]).toMatchObject({ provider: 'bad', state: 'cooling', errors: 1, lastError: { status: 500 } });
     expect(flaky.targets[0].cooling_until).toBeGreaterThan(Date.now());
     expect(flaky.targets[1]).toMatchObject({ provider: 'good', state: 'healthy', errors: 0, lastError: null });
 
     const { data: keys } = await json(adminFetch(t.url, '/admin/v1/console/keys'));
-    expect(keys.map((k: any) => k.name)).toEqual(['dev', 'search-prod']);
+    expect(keys.map((k: { name: string }) => k.name)).toEqual(['dev', 'search-prod']);
     expect(keys[0].spent_usd).toBeGreaterThan(0);
     expect(keys[0].budget.usd).toBe(5);
     expect(keys[0].last_request_at).toBeGreaterThan(Date.now() - 60_000);
@@ -72,7 +73,7 @@ describe('console: the JSON endpoints', () => {
     const { data: recent } = await json(adminFetch(t.url, '/admin/v1/console/requests'));
     expect(recent).toHaveLength(3);
     expect(recent[0]).toMatchObject({ alias: 'flaky', key: 'dev', status: 200, target: 'good/gpt-4o' });
-    expect(recent[0].attempts.map((a: any) => a.outcome)).toEqual(['error', 'ok']);
+    expect(recent[0].attempts.map((a: { outcome: string }) => a.outcome)).toEqual(['error', 'ok']);
     const one = await json(adminFetch(t.url, `/admin/v1/console/requests/${recent[0].id}`));
     expect(one.attempts).toHaveLength(2);
     expect((await adminFetch(t.url, '/admin/v1/console/requests/nope')).status).toBe(404);
@@ -93,7 +94,7 @@ describe('console: the JSON endpoints', () => {
     const broken = consoleConfig().replace('models: ["*"], limits', 'models: ["*"], limtis');
     const r = await adminFetch(t.url, '/admin/v1/console/validate', { method: 'POST', body: broken, headers: { 'content-type': 'text/plain' } });
     expect(r.status).toBe(200);
-    const result: any = await r.json();
+    const result = (await r.json()) as { ok: boolean; errors: string[] };
     expect(result.ok).toBe(false);
     expect(result.errors[0]).toMatch(/gateway\.yaml:4:\d+ keys\[0\]/);
     const fine = await json(adminFetch(t.url, '/admin/v1/console/validate', { method: 'POST', body: consoleConfig(), headers: { 'content-type': 'application/yaml' } }));

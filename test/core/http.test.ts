@@ -23,7 +23,7 @@ async function call(path: string, init: RequestInit = {}) {
   return { res, status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-function expectError(r: { res: Response; status: number; body: any }, status: number, code: string) {
+function expectError(r: { res: Response; status: number; body: { error: { code: string } } }, status: number, code: string) {
   expect(r.status).toBe(status);
   expectValid('ErrorResponse', r.body);
   expect(r.body.error.code).toBe(code);

@@ -49,7 +49,16 @@ describe('mock provider', () => {
     const calls: unknown[] = [];
     const tool: RunnableToolFunctionWithParse<object> = {
       type: 'function',
-      function: { name: 'get_weather', description: 'Weather for a city', parameters: WEATHER, parse: (text) => JSON.parse(text), function: (a) => (calls.push(a), { temperature: 21 }) },
+      function: {
+        name: 'get_weather',
+        description: 'Weather for a city',
+        parameters: WEATHER,
+        parse: (text) => JSON.parse(text),
+        function: (a) => {
+          calls.push(a);
+          return { temperature: 21 };
+        },
+      },
     };
     const runner = t.client().chat.completions.runTools({ model: 'demo', messages: [{ role: 'user', content: 'weather in Paris?' }], tools: [tool] });
     const final = await runner.finalContent();

@@ -154,7 +154,13 @@ describe('errors arrive as the SDK own classes', () => {
     expect(e.headers?.get('x-should-retry')).toBe('false');
     // With its default retries the SDK makes exactly one request: it honours x-should-retry.
     let requests = 0;
-    const counting = t.client(DEV_KEY, { maxRetries: 2, fetch: (url: string | URL | Request, init?: RequestInit) => (requests++, fetch(url, init)) });
+    const counting = t.client(DEV_KEY, {
+      maxRetries: 2,
+      fetch: (url: string | URL | Request, init?: RequestInit) => {
+        requests++;
+        return fetch(url, init);
+      },
+    });
     await expect(counting.chat.completions.create({ model: 'needs-key', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(OpenAI.InternalServerError);
     expect(requests).toBe(1);
     // The operator sees why, at /readyz (and in the log).

@@ -8,7 +8,7 @@ import { ROOT } from '../helpers/repo.ts';
 // Answers in Ollama's native format: one JSON object, or NDJSON lines when streaming.
 const created = '2024-07-22T20:33:28.123648Z';
 const line = (content: string, done = false) =>
-  JSON.stringify({ model: 'llama3.2', created_at: created, message: { role: 'assistant', content }, done, ...(done ? { done_reason: 'stop', prompt_eval_count: 26, eval_count: 9 } : {}) }) + '\n';
+  `${JSON.stringify({ model: 'llama3.2', created_at: created, message: { role: 'assistant', content }, done, ...(done ? { done_reason: 'stop', prompt_eval_count: 26, eval_count: 9 } : {}) })}\n`;
 
 let ollama: FakeUpstream;
 let t: TestGateway;

@@ -248,6 +248,7 @@ export interface UpstreamExchange {
   req: IncomingMessage;
   res: ServerResponse;
   /** The request body, parsed. */
+  // biome-ignore lint/suspicious/noExplicitAny: whatever JSON the gateway sent; each behaviour reads the fields it scripts on
   body: any;
   /** The token of `Authorization: Bearer`, as the upstream received it. */
   bearer: string;
@@ -348,6 +349,7 @@ export interface ClientAnswer {
   bytes: Buffer;
   text: string;
   /** The parsed body (JSON answers). */
+  // biome-ignore lint/suspicious/noExplicitAny: any JSON answer, success or error envelope; the assertions read its fields
   json: any;
   /** `data:` payloads of an SSE answer, in order (`[DONE]` included as text). */
   events: string[];

@@ -54,6 +54,7 @@ async function valid(body: RequestFields<OpenAI.Chat.ChatCompletionCreateParamsN
 const sent = () => gemini.requests.at(-1)!;
 const sse = (data: unknown) => `data: ${JSON.stringify(data)}\r\n\r\n`;
 /** A recorded request body without the empty `generationConfig` Google's SDKs always send. */
+// biome-ignore lint/suspicious/noExplicitAny: a recorded JSON body, whose fields the tests read as they find them
 function recorded(name: string): Record<string, any> {
   const { generationConfig, ...rest } = f(name).request;
   return Object.keys(generationConfig ?? {}).length ? { ...rest, generationConfig } : rest;

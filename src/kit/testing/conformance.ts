@@ -69,6 +69,8 @@ export interface ProviderConformance {
   };
   /** Recorded scenarios come from different upstream models: do not require one reported model in streams. */
   modelPerScenario?: boolean;
+  /** The gateway.yaml `pipeline` around the provider (default: the built-in one): a stage under test joins the battery here. */
+  pipeline?: ReadonlyArray<string | { stage: string; options?: Record<string, unknown> }>;
   /** Battery cases this provider cannot run, with the reason (shown as skipped). */
   skip?: Partial<Record<'stream' | 'streamUsage' | 'tools' | 'toolsStream', string>>;
 }
@@ -94,6 +96,7 @@ export function runConformance(spec: ProviderConformance): void {
         keys: [{ name: 'dev', key: DEV_KEY, models: ['*'] }],
         providers: { [spec.name]: spec.provider(upstream.url) },
         models: { alias: { retry: { attempts: 1 }, targets: [{ provider: spec.name, model: spec.model }] } },
+        ...(spec.pipeline ? { pipeline: spec.pipeline } : {}),
       };
       t = await startTestGateway(config);
     });

@@ -10,9 +10,9 @@ import type { ConsoleCluster, Gathered } from '../console/cluster-link.ts';
 import type { ConsoleQuery, ConsoleSnapshot } from '../console/snapshot.ts';
 
 /** How long the primary waits for the workers' snapshots. */
-const GATHER_TIMEOUT_MS = 1_500;
+const GATHER_TIMEOUT_MS = 3_000;
 /** How long a worker waits for the primary's answer (the primary's wait and the way back). */
-const ASK_TIMEOUT_MS = GATHER_TIMEOUT_MS + 1_000;
+const ASK_TIMEOUT_MS = GATHER_TIMEOUT_MS + 1_500;
 
 type ConsoleMessage =
   /** worker → primary: gather every worker's snapshot. */
@@ -85,7 +85,7 @@ export function gatherConsoles(): void {
     if (!isConsoleMessage(message)) return;
     if (message.sy === 'console-snapshot') waiting.get(message.id)?.(from, message.snapshot);
     if (message.sy !== 'console-gather') return;
-    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w?.isConnected() === true);
     const id = nextId++;
     const answers = new Map<Worker, ConsoleSnapshot | null>();
     const finish = () => {

@@ -3,7 +3,7 @@
  * requests spread over both workers (one fresh connection each), and every figure the console
  * shows is the whole cluster's, whichever worker answers the page; each worker's share, a target
  * cooling on one worker only and a reload rejected by both say which workers they are; every
- * view keeps its columns whole at 1366×768 and 390×844. With UPDATE_CONSOLE_SCREENSHOT=1 the
+ * view keeps its columns whole at 1366×768 and 390×844; a worker that cannot answer is named. With UPDATE_CONSOLE_SCREENSHOT=1 the
  * overview replaces docs/console.png.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -193,4 +193,19 @@ describe('console with server.workers: 2', () => {
         expect(await layoutProblems(page), `${view} at ${viewport.width} px`).toEqual([]);
       }
     }, 60_000);
+
+  it('names a worker that cannot answer, and leaves its figures out rather than guessing', async () => {
+    const before = await overviewJson();
+    const [survivor, victim] = before.scope.workers as Array<{ id: number; pid: number; requests_15m: number }>;
+    process.kill(victim.pid, 'SIGKILL');
+    await page.setViewportSize(VIEWPORTS.laptop);
+    await page.click('#tab-overview');
+    // The replacement (worker 3) is forked at once but takes seconds to start: until then it is named as missing.
+    await until(async () => /Missing: worker 3: (starting|no answer within 3000 ms)/.test(await text('#scope')), 20_000);
+    const during = await overviewJson();
+    expect(during.scope.workers.map((w: { id: number }) => w.id)).toEqual([survivor.id]);
+    expect(during.last_15m.requests).toBe(during.scope.workers[0].requests_15m);
+    // Once it listens, it is counted again (from zero: a dead worker's figures die with it).
+    await until(async () => (await text('#scope')) === `Figures cover all 2 workers (${survivor.id}, 3).`, 60_000);
+  }, 90_000);
 });

@@ -120,6 +120,15 @@ describe('console with server.workers: 2', () => {
       // Both workers served some: a console showing one worker's figures would show less than TOTAL above.
       for (const share of shares) expect(share).toBeGreaterThan(0);
     }
+    // Every request is listed, and each one's attempt log is found by whichever worker is asked.
+    const list = JSON.parse((await request(cli.port, 'GET', '/admin/v1/console/requests?limit=200', { key: ADMIN_KEY })).body);
+    expect(list.data).toHaveLength(TOTAL);
+    expect(new Set(list.data.map((r: { worker: number }) => r.worker))).toEqual(new Set([1, 2]));
+    for (const r of list.data.slice(0, 6)) {
+      const one = await request(cli.port, 'GET', `/admin/v1/console/requests/${r.id}`, { key: ADMIN_KEY });
+      expect(one.status).toBe(200);
+      expect(JSON.parse(one.body)).toMatchObject({ id: r.id, worker: r.worker, status: 200 });
+    }
   });
 
   it('shows the whole cluster in the browser, and each worker’s share', async () => {

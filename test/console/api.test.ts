@@ -23,6 +23,7 @@ describe('console: the page', () => {
     expect(html).not.toMatch(/https?:\/\//);
     for (const [asset, type] of [
       ['console.js', 'text/javascript'],
+      ['views.js', 'text/javascript'],
       ['console.css', 'text/css'],
       ['favicon.svg', 'image/svg+xml'],
     ]) {

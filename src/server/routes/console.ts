@@ -41,6 +41,10 @@ const ASSETS = new URL('../../console/assets/', import.meta.url);
 /** The files the page is made of: nothing else under /console/assets is served. */
 const ASSET_TYPES: Record<string, string> = {
   'console.js': 'text/javascript; charset=utf-8',
+  'api.js': 'text/javascript; charset=utf-8',
+  'dom.js': 'text/javascript; charset=utf-8',
+  'overview.js': 'text/javascript; charset=utf-8',
+  'views.js': 'text/javascript; charset=utf-8',
   'console.css': 'text/css; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 };

@@ -17,6 +17,7 @@ import { MemoryStore } from '../governance/memory-store.ts';
 import { SOURCE_FILE } from '../plugins/load.ts';
 import { watchFiles, type Watcher } from '../runtime/watch.ts';
 import type { StartupBanner } from '../startup-banner.ts';
+import { gatherConsoles } from './console.ts';
 import { isToPrimary, type WatchList } from './messages.ts';
 import { ClusterScrapes } from './metrics.ts';
 import { WorkerPool } from './pool.ts';
@@ -52,6 +53,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<boolean> {
   });
 
   const scrapes = config.metrics.enabled ? new ClusterScrapes() : undefined;
+  gatherConsoles();
   cluster.on('message', (worker: Worker, message: unknown) => {
     if (store && isStateCall(message)) {
       void answerStateCall(store, message).then((reply) => worker.isConnected() && worker.send(reply, () => undefined));

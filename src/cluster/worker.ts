@@ -13,6 +13,8 @@ import { createEngine } from '../governance/index.ts';
 import { IpcStore, type IpcChannel } from '../governance/ipc-store.ts';
 import { createLogger } from '../logger.ts';
 import { startupBanner } from '../startup-banner.ts';
+import { joinConsoleCluster } from '../console/cluster-link.ts';
+import { WorkerConsole } from './console.ts';
 import { isToWorker, type ToPrimary, type WatchList } from './messages.ts';
 import { WorkerScrapes } from './metrics.ts';
 
@@ -41,6 +43,7 @@ export class ClusterWorker {
 
   /** Listens at once: a reload or shutdown may be asked for while the gateway is still starting. */
   constructor() {
+    joinConsoleCluster(new WorkerConsole(this.id));
     process.on('message', (message) => {
       if (!isToWorker(message)) return;
       if (message.sy === 'reload') this.#reload(message.trigger);

@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { AttemptRecord, AttemptView } from '../plugin-api.ts';
 import type { ExchangeView } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
+import { Reservoir } from './reservoir.ts';
 
 export const BUCKET_MS = 10_000;
 export const WINDOW_MS = 15 * 60_000;
@@ -33,6 +34,8 @@ export interface RequestSummary {
   costUsd: number | null;
   error: { code: string; message: string } | null;
   attempts: AttemptRecord[];
+  /** The cluster worker that served it (set when the console gathers every worker's requests). */
+  worker?: number;
 }
 
 export interface BucketView {
@@ -65,6 +68,17 @@ interface Bucket {
   targetErrors: Map<string, number>;
 }
 
+/** A process's activity as plain data (JSON over the cluster's IPC channel): see RecentActivity.snapshot. */
+export interface ActivitySnapshot {
+  startedAt: number;
+  inFlight: number;
+  buckets: Array<Omit<Bucket, 'latency' | 'ttft' | 'targetErrors'> & { latency: number[]; ttft: number[]; targetErrors: Array<[string, number]> }>;
+  lastError: Array<[string, NonNullable<TargetActivity['lastError']>]>;
+  lastRequest: Array<[string, number]>;
+  /** Oldest first. */
+  recent: RequestSummary[];
+}
+
 /** `alias|provider|model`: one target of one alias. */
 export function targetKey(alias: string, provider: string, model: string): string {
   return `${alias}|${provider}|${model}`;
@@ -77,7 +91,7 @@ export function targetKey(alias: string, provider: string, model: string): strin
  * activity.series(Date.now()); // 90 buckets, oldest first
  */
 export class RecentActivity implements GatewayObserver {
-  readonly startedAt = Date.now();
+  readonly startedAt: number;
   readonly #capacity: number;
   readonly #recent: RequestSummary[] = [];
   readonly #buckets: Bucket[] = [];
@@ -85,14 +99,17 @@ export class RecentActivity implements GatewayObserver {
   readonly #lastError = new Map<string, TargetActivity['lastError']>();
   readonly #lastRequest = new Map<string, number>();
   readonly #now: () => number;
+  /** In flight in the other processes whose snapshots were merged in (see merge). */
+  #inFlightElsewhere = 0;
 
-  constructor({ capacity = 200, now = Date.now }: { capacity?: number; now?: () => number } = {}) {
+  constructor({ capacity = 200, now = Date.now, startedAt = Date.now() }: { capacity?: number; now?: () => number; startedAt?: number } = {}) {
     this.#capacity = capacity;
     this.#now = now;
+    this.startedAt = startedAt;
   }
 
   get inFlight(): number {
-    return this.#live.size;
+    return this.#live.size + this.#inFlightElsewhere;
   }
 
   requestStarted(ctx: ExchangeView): void {
@@ -200,6 +217,50 @@ export class RecentActivity implements GatewayObserver {
     return { requests, errors, tokens, costUsd, p50Ms: latency.quantile(0.5), p99Ms: latency.quantile(0.99), ttftP50Ms: ttft.quantile(0.5), ttftP99Ms: ttft.quantile(0.99) };
   }
 
+  /** What this process holds, as plain data another process can merge (the last `recent` requests). */
+  snapshot(recent: number, now = this.#now()): ActivitySnapshot {
+    return {
+      startedAt: this.startedAt,
+      inFlight: this.inFlight,
+      buckets: this.#window(now).map((b) => ({ ...b, latency: [...b.latency.values], ttft: [...b.ttft.values], targetErrors: [...b.targetErrors] })),
+      lastError: [...this.#lastError].filter((e): e is [string, NonNullable<TargetActivity['lastError']>] => e[1] !== null),
+      lastRequest: [...this.#lastRequest],
+      recent: recent > 0 ? this.#recent.slice(-recent) : [],
+    };
+  }
+
+  /**
+   * One view of several processes' activity (a cluster's workers): buckets added up (latency
+   * samples pooled, so percentiles cover every worker), requests interleaved by time, the latest
+   * error and request of each target and key. Read-only: it observes no request itself.
+   */
+  static merge(snapshots: readonly ActivitySnapshot[], now: () => number = Date.now): RecentActivity {
+    const n = Math.max(1, snapshots.length);
+    const merged = new RecentActivity({ capacity: 200 * n, now, startedAt: Math.min(now(), ...snapshots.map((s) => s.startedAt)) });
+    const buckets = new Map<number, Bucket>();
+    for (const s of snapshots) {
+      merged.#inFlightElsewhere += s.inFlight;
+      for (const b of s.buckets) {
+        let into = buckets.get(b.at);
+        if (!into)
+          buckets.set(b.at, (into = { at: b.at, requests: 0, errors: 0, latency: new Reservoir(SAMPLES * n), ttft: new Reservoir(SAMPLES * n), tokens: 0, costUsd: 0, targetErrors: new Map() }));
+        into.requests += b.requests;
+        into.errors += b.errors;
+        into.tokens += b.tokens;
+        into.costUsd += b.costUsd;
+        for (const v of b.latency) into.latency.add(v);
+        for (const v of b.ttft) into.ttft.add(v);
+        for (const [key, count] of b.targetErrors) into.targetErrors.set(key, (into.targetErrors.get(key) ?? 0) + count);
+      }
+      for (const [key, error] of s.lastError) if ((merged.#lastError.get(key)?.at ?? -1) < error.at) merged.#lastError.set(key, error);
+      for (const [key, at] of s.lastRequest) merged.#lastRequest.set(key, Math.max(at, merged.#lastRequest.get(key) ?? 0));
+      merged.#recent.push(...s.recent);
+    }
+    merged.#buckets.push(...[...buckets.values()].sort((a, b) => a.at - b.at));
+    merged.#recent.sort((a, b) => a.at - b.at);
+    return merged;
+  }
+
   #window(now: number): Bucket[] {
     const oldest = bucketStart(now) - (BUCKETS - 1) * BUCKET_MS;
     while (this.#buckets.length > 0 && this.#buckets[0].at < oldest) this.#buckets.shift();
@@ -218,33 +279,3 @@ export class RecentActivity implements GatewayObserver {
 }
 
 const bucketStart = (ms: number): number => ms - (ms % BUCKET_MS);
-
-/** A uniform sample of at most `size` values (Vitter's algorithm R). */
-export class Reservoir {
-  readonly values: number[] = [];
-  readonly size: number;
-  #seen = 0;
-  constructor(size: number) {
-    this.size = size;
-  }
-
-  add(value: number): void {
-    this.#seen++;
-    if (this.values.length < this.size) this.values.push(value);
-    else {
-      const i = Math.floor(Math.random() * this.#seen);
-      if (i < this.size) this.values[i] = value;
-    }
-  }
-
-  merge(other: Reservoir): void {
-    for (const v of other.values) this.add(v);
-  }
-
-  /** Nearest-rank quantile; null when empty. */
-  quantile(q: number): number | null {
-    if (this.values.length === 0) return null;
-    const sorted = [...this.values].sort((a, b) => a - b);
-    return Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]);
-  }
-}

@@ -4,11 +4,12 @@
  * observer, the state backend's quotas — and carries nothing of a prompt or a completion.
  */
 import { readFileSync } from 'node:fs';
-import { keyReports, keyScopes, quotasOf, type KeyReport } from '../admin/report.ts';
+import { keyReports, keyScopes, quotasOf, teamReports, teamScopes, type KeyReport, type TeamReport } from '../admin/report.ts';
 import type { StateBackend } from '../governance/index.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import type { Runtime } from '../runtime/build.ts';
 import { BUCKET_MS, WINDOW_MS, targetKey, type BucketView, type RecentActivity, type TargetActivity } from './activity.ts';
+import type { ClusterConsole, ConsoleScope, CoolingTarget, LastReloadView } from './cluster-view.ts';
 
 /** What the console needs from the gateway beyond the route dependencies. */
 export interface ConsoleSource {
@@ -53,16 +54,22 @@ export interface Overview {
   window_ms: number;
   /** Oldest first. */
   series: BucketView[];
+  /** The processes these figures cover (every cluster worker that answered). */
+  scope: ConsoleScope;
+  cooling: CoolingTarget[];
+  last_reload: LastReloadView | null;
 }
 
-export function overview(runtime: Runtime, activity: RecentActivity, nowMs = Date.now()): Overview {
+/** Every figure over all the processes in `view` (a lone process, or every worker of a cluster). */
+export function overview(runtime: Runtime, view: ClusterConsole, nowMs = Date.now()): Overview {
+  const activity = view.activity;
   const recent = activity.totals(nowMs, RECENT_MS);
   const all = activity.totals(nowMs);
   // The current bucket is partial: rates are over the time actually covered.
   const spanS = Math.min(RECENT_MS, Math.max(1000, nowMs - activity.startedAt)) / 1000;
   return {
     version: packageVersion(),
-    uptime_s: Math.floor(process.uptime()),
+    uptime_s: view.uptime(),
     generation: runtime.generation,
     in_flight: activity.inFlight,
     now: {
@@ -79,6 +86,9 @@ export function overview(runtime: Runtime, activity: RecentActivity, nowMs = Dat
     bucket_ms: BUCKET_MS,
     window_ms: WINDOW_MS,
     series: activity.series(nowMs),
+    scope: view.scope(),
+    cooling: view.cooling(runtime),
+    last_reload: view.lastReload(),
   };
 }
 
@@ -127,6 +137,22 @@ export interface KeyView extends KeyReport {
 export async function keys(runtime: Runtime, state: StateBackend, activity: RecentActivity, nowMs = Date.now()): Promise<KeyView[]> {
   const reports = keyReports(runtime.config, await quotasOf(state, keyScopes(runtime.config)), nowMs);
   return reports.map((r) => ({ ...r, last_request_at: activity.lastRequestOf(r.name) })).sort((a, b) => (b.spent_usd ?? -1) - (a.spent_usd ?? -1) || a.name.localeCompare(b.name));
+}
+
+export interface TeamView extends TeamReport {
+  /** The team's keys' last request (epoch ms) seen by the console; null when none since start. */
+  last_request_at: number | null;
+}
+
+/** Every team with its limits, what is used now, its budget and spend, its keys; the biggest spender first. */
+export async function teams(runtime: Runtime, state: StateBackend, activity: RecentActivity): Promise<TeamView[]> {
+  const reports = teamReports(runtime.config, await quotasOf(state, teamScopes(runtime.config)));
+  return reports
+    .map((r) => {
+      const last = Math.max(0, ...r.keys.map((k) => activity.lastRequestOf(k) ?? 0));
+      return { ...r, last_request_at: last > 0 ? last : null };
+    })
+    .sort((a, b) => (b.spent_usd ?? -1) - (a.spent_usd ?? -1) || a.name.localeCompare(b.name));
 }
 
 const round = (n: number, digits: number): number => Number(n.toFixed(digits));

@@ -24,6 +24,7 @@ describe('console: the page', () => {
     expect(html).not.toMatch(/https?:\/\//);
     for (const [asset, type] of [
       ['console.js', 'text/javascript'],
+      ['views.js', 'text/javascript'],
       ['console.css', 'text/css'],
       ['favicon.svg', 'image/svg+xml'],
     ]) {
@@ -38,11 +39,12 @@ describe('console: the page', () => {
 
 describe('console: the JSON endpoints', () => {
   it('refuse a missing, wrong or client key with 401', async () => {
-    for (const key of ['', 'sk-wrong-0123456789', DEV_KEY, SEARCH_KEY]) {
-      const r = await adminFetch(t.url, '/admin/v1/console/overview', {}, key);
-      expect(r.status).toBe(401);
-      expect(r.headers.get('www-authenticate')).toBe('Bearer');
-    }
+    for (const key of ['', 'sk-wrong-0123456789', DEV_KEY, SEARCH_KEY])
+      for (const view of ['overview', 'teams']) {
+        const r = await adminFetch(t.url, `/admin/v1/console/${view}`, {}, key);
+        expect(r.status).toBe(401);
+        expect(r.headers.get('www-authenticate')).toBe('Bearer');
+      }
     const r = await adminFetch(t.url, '/admin/v1/console/validate', { method: 'POST', body: 'x: 1', headers: { 'content-type': 'text/plain' } }, DEV_KEY);
     expect(r.status).toBe(401);
   });
@@ -57,6 +59,12 @@ describe('console: the JSON endpoints', () => {
     expect(overview.series).toHaveLength(90);
     expect(overview.generation).toBe(1);
     expect(overview.now.p50_ms).toBeGreaterThan(0);
+    // One process: the scope says so, and the target that just failed is listed as cooling, with how long.
+    expect(overview.scope).toEqual({ workers: [expect.objectContaining({ id: null, pid: process.pid, requests_15m: 3 })], missing: [] });
+    expect(overview.cooling).toEqual([expect.objectContaining({ alias: 'flaky', provider: 'bad', model: 'gpt-4o', workers: [null], of: 1 })]);
+    expect(overview.cooling[0].left_ms).toBeGreaterThan(590_000);
+    expect(overview.cooling[0].left_ms).toBeLessThanOrEqual(600_000);
+    expect(overview.last_reload).toBeNull();
 
     const { data: targets } = await json(adminFetch(t.url, '/admin/v1/console/targets'));
     const flaky = targets.find((a: { alias: string }) => a.alias === 'flaky');
@@ -70,6 +78,11 @@ describe('console: the JSON endpoints', () => {
     expect(keys[0].budget.usd).toBe(5);
     expect(keys[0].last_request_at).toBeGreaterThan(Date.now() - 60_000);
 
+    const { data: teams } = await json(adminFetch(t.url, '/admin/v1/console/teams'));
+    expect(teams).toEqual([expect.objectContaining({ name: 'search', keys: ['search-prod'], budget: expect.objectContaining({ usd: 50, period: 'monthly' }), spent_period: 'monthly' })]);
+    expect(teams[0].spent_usd).toBeGreaterThan(0);
+    expect(teams[0].last_request_at).toBeGreaterThan(Date.now() - 60_000);
+
     const { data: recent } = await json(adminFetch(t.url, '/admin/v1/console/requests'));
     expect(recent).toHaveLength(3);
     expect(recent[0]).toMatchObject({ alias: 'flaky', key: 'dev', status: 200, target: 'good/gpt-4o' });
@@ -77,7 +90,7 @@ describe('console: the JSON endpoints', () => {
     const one = await json(adminFetch(t.url, `/admin/v1/console/requests/${recent[0].id}`));
     expect(one.attempts).toHaveLength(2);
     expect((await adminFetch(t.url, '/admin/v1/console/requests/nope')).status).toBe(404);
-    expect(JSON.stringify([overview, targets, keys, recent])).not.toContain('a secret prompt');
+    expect(JSON.stringify([overview, targets, keys, teams, recent])).not.toContain('a secret prompt');
   });
 
   it('show gateway.yaml with every secret masked, lines where they were', async () => {

@@ -1,8 +1,10 @@
 /**
  * The console in a real browser: Debian's chromium driven headless by playwright-core (no
  * browser download). Logs in with the admin key, watches the numbers move under traffic, a
- * target cool down, a key's spend grow, a broken config edit reported at file:line:col; a wrong
- * admin key and a client key are refused; the page never asks anything of another origin.
+ * target cool down (on the overview too, with how long), a key's and a team's spend grow, a
+ * broken config edit reported at file:line:col (and as the overview's last reload); a wrong
+ * admin key and a client key are refused; every view at 1366×768 and on a phone (390×844) shows
+ * every column whole and no stray `null`; the page never asks anything of another origin.
  * A screenshot of each view goes to test/console/artifacts/ (not committed); with
  * UPDATE_CONSOLE_SCREENSHOT=1 the light-mode overview also replaces docs/console.png.
  */
@@ -12,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestGateway } from 'switchyard-gateway/kit/testing';
-import { ROOT } from '../helpers/repo.ts';
+import { layoutProblems, painted, VIEWPORTS } from './layout.ts';
 import { ADMIN_KEY, bad, consoleConfig, DEV_KEY, good, SEARCH_KEY, serverError } from './setup.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -30,7 +32,7 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+  page = await browser.newPage({ viewport: VIEWPORTS.laptop, colorScheme: 'light' });
   page.on('request', (r) => requested.push(r.url()));
 });
 afterAll(async () => {
@@ -79,11 +81,15 @@ describe('console in a browser', () => {
     expect(await text('#m-p50')).toMatch(/\d+ ms/);
     expect(await text('#m-ttft')).toMatch(/\d+ ms/);
     expect(await text('#meta')).toMatch(/config generation 1/);
+    // One process: no worker count, the one process listed, nothing cooling, no reload yet.
+    expect(await text('#meta')).not.toMatch(/workers/);
+    expect(await page.locator('#overview-workers tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^this process\s+\d+\s.*\s8$/)]);
+    expect(await text('#overview-cooling')).toBe('No target is cooling.');
+    expect(await text('#overview-reload')).toContain('No reload since start');
     // The key lives in this tab's sessionStorage only.
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
     expect(await page.evaluate((k) => Object.values(sessionStorage).includes(k), ADMIN_KEY)).toBe(true);
     await shot('overview');
-    if (process.env.UPDATE_CONSOLE_SCREENSHOT) writeFileSync(path.join(ROOT, 'docs/console.png'), await page.screenshot());
   });
 
   it('shows a target cooling after its upstream fails', async () => {
@@ -93,9 +99,14 @@ describe('console in a browser', () => {
     expect(await row.innerText()).toContain('healthy');
     bad.setHandler(serverError);
     await ask('flaky');
-    await until(async () => (await row.innerText()).includes('cooling until'));
+    await until(async () => (await row.innerText()).includes('cooling'));
+    expect(await row.innerText()).toMatch(/cooling\s+(9 min 5\d s|10 min 0 s) left, until \d/);
     expect(await row.innerText()).toContain('500');
     await shot('targets');
+    await page.click('#tab-overview');
+    const cooling = page.locator('#cooling-list li[data-target="flaky/bad/gpt-4o"]');
+    await cooling.waitFor();
+    expect(await cooling.innerText()).toMatch(/^cooling flaky → bad\/gpt-4o: (9 min 5\d s|10 min 0 s) left \(until \d/);
   });
 
   it("shows a key's spend grow", async () => {
@@ -108,6 +119,18 @@ describe('console in a browser', () => {
     await until(async () => Number((await spent.innerText()).replace(/[^0-9.]/g, '')) > before);
     expect(await page.locator('#keys tbody tr').first().getAttribute('data-key')).toBe('dev');
     await shot('keys');
+  });
+
+  it("shows each team's keys, budget and spend", async () => {
+    await page.click('#tab-teams');
+    const row = page.locator('#teams tr[data-team="search"]');
+    await row.waitFor();
+    expect(await row.locator('td').first().innerText()).toBe('search-prod');
+    expect(await row.innerText()).toMatch(/\$0\.0000 of \$50\.00 monthly/);
+    await ask('chat', SEARCH_KEY);
+    await until(async () => Number((await row.locator('.spent').innerText()).replace(/[^0-9.]/g, '')) > 0);
+    expect(await row.innerText()).toMatch(/s ago/);
+    await shot('teams');
   });
 
   it('lists recent requests and shows the attempt log of one', async () => {
@@ -143,17 +166,43 @@ describe('console in a browser', () => {
     await t.gateway.reload('test');
     await page.click('#tab-overview');
     await page.click('#tab-config');
-    await until(async () => (await text('#reload')).includes('rejected') && at.test(await text('#reload')));
+    await until(async () => (await text('#reload')).includes('Rejected') && at.test(await text('#reload')));
     await shot('config');
+    // The overview says so too, with the message.
+    await page.click('#tab-overview');
+    await until(async () => /^Rejected: still serving generation 1\n.*test\n/s.test(await text('#overview-reload')) && at.test(await text('#overview-reload')));
     writeFileSync(t.configFile, consoleConfig());
   });
 
-  it('is usable on a phone and in dark mode', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
+  for (const [name, viewport] of Object.entries(VIEWPORTS))
+    it(`shows every column whole and no stray null in every view at ${viewport.width}×${viewport.height}`, async () => {
+      await page.setViewportSize(viewport);
+      for (const view of ['overview', 'targets', 'keys', 'teams', 'requests', 'config']) {
+        // Wait for this view's own answer, so what is checked is what it shows now.
+        const answered = page.waitForResponse((r) => r.url().includes(`/admin/v1/console/${view}`));
+        await page.click(`#tab-${view}`);
+        await answered;
+        if (view === 'requests') {
+          await page.locator('#requests tbody tr', { hasText: 'flaky' }).first().click();
+          await page.locator('#attempts').waitFor();
+        }
+        if (view === 'config') {
+          await page.fill('#validate-text', consoleConfig());
+          await page.click('#validate');
+          await page.locator('#validate-result .status-ok').waitFor();
+        }
+        await painted(page);
+        await shot(`${view}-${name}`);
+        expect(await layoutProblems(page), `${view} at ${viewport.width} px`).toEqual([]);
+      }
+    }, 60_000);
+
+  it('is usable on a phone in dark mode', async () => {
+    await page.setViewportSize(VIEWPORTS.phone);
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.click('#tab-overview');
     await page.locator('#m-total').waitFor();
-    expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1')).toBe(true);
+    expect(await layoutProblems(page)).toEqual([]);
     await shot('overview-phone-dark');
   });
 

@@ -1,300 +1,19 @@
 // Switchyard console: plain DOM, no library. It polls the admin API's /admin/v1/console/*
 // endpoints (EventSource cannot send an Authorization header, and the key must never be put in
-// a URL), renders with textContent only, and keeps the admin key in sessionStorage.
-const KEY_STORE = 'switchyard.console.adminKey';
-const POLL_MS = 2000;
-const VIEWS = ['overview', 'targets', 'keys', 'requests', 'config'];
-const $ = (id) => document.getElementById(id);
-const SVG = 'http://www.w3.org/2000/svg';
+// a URL), renders with textContent only, and keeps the admin key in sessionStorage. This module
+// is the shell: sign-in, tabs and polling; the views are in overview.js and views.js.
+import { api, Refused, savedKey, useKey } from './api.js';
+import { $, fill } from './dom.js';
+import { metaLine, renderOverview } from './overview.js';
+import { renderConfig, renderKeys, renderRequests, renderTargets, renderTeams, validate } from './views.js';
 
-let adminKey = sessionStorage.getItem(KEY_STORE) ?? '';
+const POLL_MS = 2000;
+const VIEWS = ['overview', 'targets', 'keys', 'teams', 'requests', 'config'];
+
 let current = 'overview';
 let timer;
-let selectedRequest;
 
-/** An element with attributes (`class`, `aria-*`, ...) and children (strings become text). */
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null && v !== false) el.setAttribute(k, v === true ? '' : String(v));
-  for (const c of children.flat()) if (c !== undefined && c !== null) el.append(c instanceof Node ? c : String(c));
-  return el;
-}
-
-class Refused extends Error {}
-
-async function api(path, init = {}) {
-  const response = await fetch(path, { ...init, cache: 'no-store', headers: { ...init.headers, authorization: `Bearer ${adminKey}` } });
-  const body = await response.json().catch(() => ({}));
-  if (response.status === 401) throw new Refused(body?.error?.message ?? 'The admin key was refused.');
-  if (!response.ok) throw new Error(body?.error?.message ?? `HTTP ${response.status}`);
-  return body;
-}
-
-// ---- formatting ----
-const fmt = {
-  num: (n, digits = 1) => (n === null || n === undefined ? '–' : Number(n).toLocaleString(undefined, { maximumFractionDigits: digits })),
-  ms: (n) => (n === null || n === undefined ? '–' : n >= 10_000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`),
-  pct: (n) => (n === null || n === undefined ? '–' : `${(n * 100).toFixed(n < 0.1 ? 1 : 0)}%`),
-  usd: (n) => (n === null || n === undefined ? '–' : `$${n < 1 ? n.toFixed(4) : n.toFixed(2)}`),
-  time: (ms) => (ms ? new Date(ms).toLocaleTimeString() : '–'),
-  ago: (ms) => {
-    if (!ms) return 'never';
-    const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
-    return s < 60 ? `${s} s ago` : s < 3600 ? `${Math.round(s / 60)} min ago` : new Date(ms).toLocaleString();
-  },
-  uptime: (s) =>
-    s < 3600 ? `${Math.floor(s / 60)} min` : s < 86400 ? `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min` : `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`,
-};
-
-/** A tiny line chart of one series (null = no data), drawn to fit its box. */
-function sparkline(values, label) {
-  const svg = document.createElementNS(SVG, 'svg');
-  svg.setAttribute('viewBox', '0 0 100 40');
-  svg.setAttribute('preserveAspectRatio', 'none');
-  svg.setAttribute('role', 'img');
-  svg.setAttribute('aria-label', `${label}, last 15 minutes`);
-  const max = Math.max(...values.map((v) => v ?? 0), 0) || 1;
-  const step = 100 / Math.max(1, values.length - 1);
-  const base = document.createElementNS(SVG, 'line');
-  for (const [k, v] of Object.entries({ x1: 0, y1: 39, x2: 100, y2: 39 })) base.setAttribute(k, v);
-  svg.append(base);
-  const line = document.createElementNS(SVG, 'polyline');
-  line.setAttribute('points', values.map((v, i) => `${(i * step).toFixed(2)},${(38 - ((v ?? 0) / max) * 36).toFixed(2)}`).join(' '));
-  svg.append(line);
-  return svg;
-}
-
-// ---- views ----
-async function renderOverview() {
-  const o = await api('/admin/v1/console/overview');
-  const perS = o.bucket_ms / 1000;
-  const s = o.series;
-  const cards = [
-    ['rps', 'Requests/s', fmt.num(o.now.requests_per_s, 2), s.map((b) => b.requests / perS)],
-    ['errors', 'Error rate', fmt.pct(o.now.error_rate), s.map((b) => (b.requests ? b.errors / b.requests : null))],
-    ['p50', 'Latency p50', fmt.ms(o.now.p50_ms), s.map((b) => b.p50Ms)],
-    ['p99', 'Latency p99', fmt.ms(o.now.p99_ms), s.map((b) => b.p99Ms)],
-    ['ttft', 'Time to first token p50', fmt.ms(o.now.ttft_p50_ms), s.map((b) => b.ttftP50Ms)],
-    ['tokens', 'Tokens/s', fmt.num(o.now.tokens_per_s, 1), s.map((b) => b.tokens / perS)],
-    ['spend', 'Spend/hour', fmt.usd(o.now.spend_per_hour_usd), s.map((b) => (b.costUsd * 3600) / perS)],
-  ];
-  const small = [
-    ['inflight', 'In flight', String(o.in_flight)],
-    ['total', 'Requests, 15 min', fmt.num(o.last_15m.requests, 0)],
-    ['cost', 'Spend, 15 min', fmt.usd(o.last_15m.cost_usd)],
-  ];
-  $('cards').replaceChildren(
-    ...cards.map(([id, label, value, series]) => h('article', { class: 'card', id: `card-${id}` }, h('h3', {}, label), h('p', { class: 'value num', id: `m-${id}` }, value), sparkline(series, label))),
-    ...small.map(([id, label, value]) => h('article', { class: 'card small', id: `card-${id}` }, h('h3', {}, label), h('p', { class: 'value num', id: `m-${id}` }, value))),
-  );
-  $('meta').textContent = `v${o.version} · up ${fmt.uptime(o.uptime_s)} · config generation ${o.generation} · ${o.in_flight} in flight`;
-}
-
-async function renderTargets() {
-  const { data } = await api('/admin/v1/console/targets');
-  $('targets').replaceChildren(
-    ...data.map((alias) =>
-      h(
-        'div',
-        { class: 'scroll' },
-        h(
-          'table',
-          { 'data-alias': alias.alias },
-          h('caption', {}, `${alias.alias} `, h('span', { class: 'muted' }, `(${alias.strategy})`)),
-          h(
-            'thead',
-            {},
-            h(
-              'tr',
-              {},
-              ['Target', 'State', 'In flight', 'Latency avg', 'Errors, 15 min', 'Last error'].map((c) => h('th', { scope: 'col' }, c)),
-            ),
-          ),
-          h(
-            'tbody',
-            {},
-            alias.targets.map((t) =>
-              h(
-                'tr',
-                { 'data-target': `${t.provider}/${t.model}` },
-                h('td', {}, `${t.provider}/${t.model}`),
-                h(
-                  'td',
-                  {},
-                  h('span', { class: `badge ${t.state}` }, t.state === 'cooling' ? `cooling until ${fmt.time(t.cooling_until)}` : t.state),
-                  t.unavailable ? h('div', { class: 'muted' }, t.unavailable) : null,
-                ),
-                h('td', { class: 'num' }, String(t.in_flight)),
-                h('td', { class: 'num' }, fmt.ms(t.latency_ms)),
-                h('td', { class: 'num' }, String(t.errors)),
-                h('td', { class: 'wrap' }, t.lastError ? `${fmt.time(t.lastError.at)} · ${t.lastError.status || 'no status'} · ${t.lastError.message}` : '–'),
-              ),
-            ),
-          ),
-        ),
-      ),
-    ),
-  );
-}
-
-function bar(q, used, label) {
-  if (!q) return h('span', { class: 'muted' }, '–');
-  return h('span', {}, h('meter', { min: 0, max: q.limit, value: used, 'aria-label': label }), ` ${fmt.num(used, 0)}/${fmt.num(q.limit, 0)}`);
-}
-
-async function renderKeys() {
-  const { data } = await api('/admin/v1/console/keys');
-  $('keys').tBodies[0].replaceChildren(
-    ...data.map((k) =>
-      h(
-        'tr',
-        { 'data-key': k.name },
-        h('th', { scope: 'row' }, k.name, k.expired ? h('span', { class: 'muted' }, ' (expired)') : null),
-        h('td', {}, k.team ?? '–'),
-        h('td', {}, bar(k.requests, k.requests ? k.requests.limit - k.requests.remaining : 0, `${k.name} requests per minute`)),
-        h('td', {}, bar(k.tokens, k.tokens ? k.tokens.limit - k.tokens.remaining : 0, `${k.name} tokens per minute`)),
-        h('td', {}, bar(k.concurrency, k.concurrency?.in_flight ?? 0, `${k.name} concurrency`)),
-        h(
-          'td',
-          {},
-          k.budget
-            ? h(
-                'span',
-                {},
-                h('meter', { min: 0, max: k.budget.usd, value: k.budget.spent_usd, high: k.budget.usd * 0.8, 'aria-label': `${k.name} budget` }),
-                ` ${fmt.usd(k.budget.spent_usd)} of ${fmt.usd(k.budget.usd)} ${k.budget.period}`,
-              )
-            : h('span', { class: 'muted' }, 'none'),
-        ),
-        h('td', { class: 'num spent' }, k.spent_usd === null ? '–' : `${fmt.usd(k.spent_usd)}${k.spent_period && k.spent_period !== 'total' ? ` (${k.spent_period})` : ''}`),
-        h('td', {}, fmt.ago(k.last_request_at)),
-      ),
-    ),
-  );
-}
-
-function statusCell(status) {
-  return h('td', { class: `num ${status >= 400 ? 'status-bad' : 'status-ok'}` }, String(status));
-}
-
-async function renderRequests() {
-  const { data } = await api('/admin/v1/console/requests?limit=50');
-  $('requests').tBodies[0].replaceChildren(
-    ...data.map((r) => {
-      const row = h(
-        'tr',
-        { class: 'clickable', tabindex: 0, 'data-request': r.id, 'aria-selected': String(r.id === selectedRequest) },
-        h('td', {}, fmt.time(r.at)),
-        h('td', {}, r.key ?? '–'),
-        h('td', {}, r.alias ?? '–'),
-        h('td', {}, r.target ?? '–'),
-        statusCell(r.status),
-        h('td', { class: 'num' }, fmt.ms(r.durationMs)),
-        h('td', { class: 'num' }, fmt.ms(r.ttftMs)),
-        h('td', { class: 'num' }, r.tokens ? `${r.tokens.prompt}+${r.tokens.completion}` : '–'),
-        h('td', { class: 'num' }, fmt.usd(r.costUsd)),
-        h('td', { class: 'num' }, String(r.attempts.length)),
-      );
-      const open = () => void showRequest(r.id);
-      row.addEventListener('click', open);
-      row.addEventListener('keydown', (e) => {
-        if (e.key === 'Enter' || e.key === ' ') {
-          e.preventDefault();
-          open();
-        }
-      });
-      return row;
-    }),
-  );
-}
-
-async function showRequest(id) {
-  selectedRequest = id;
-  for (const row of $('requests').tBodies[0].rows) row.setAttribute('aria-selected', String(row.dataset.request === id));
-  const r = await api(`/admin/v1/console/requests/${encodeURIComponent(id)}`);
-  const detail = $('request-detail');
-  detail.hidden = false;
-  detail.replaceChildren(
-    h('h2', {}, `Request ${r.id}`),
-    h('p', {}, `${new Date(r.at).toLocaleString()} · key ${r.key ?? '–'}${r.team ? ` (team ${r.team})` : ''} · ${r.alias ?? '–'} · status ${r.status} · ${fmt.ms(r.durationMs)}`),
-    r.error ? h('p', { class: 'error' }, `${r.error.code}: ${r.error.message}`) : null,
-    h(
-      'div',
-      { class: 'scroll' },
-      h(
-        'table',
-        { id: 'attempts' },
-        h('caption', {}, 'Attempts'),
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ['#', 'Target', 'Outcome', 'Status', 'Duration', 'Error'].map((c) => h('th', { scope: 'col' }, c)),
-          ),
-        ),
-        h(
-          'tbody',
-          {},
-          r.attempts.map((a, i) =>
-            h(
-              'tr',
-              {},
-              h('td', {}, String(i + 1)),
-              h('td', {}, `${a.provider}/${a.model}`),
-              h('td', {}, a.outcome),
-              statusCell(a.status),
-              h('td', { class: 'num' }, fmt.ms(a.durationMs)),
-              h('td', { class: 'wrap' }, a.error ?? ''),
-            ),
-          ),
-        ),
-      ),
-    ),
-  );
-}
-
-function issueList(items, cls) {
-  return h(
-    'ul',
-    { class: `issues ${cls}` },
-    items.map((e) => h('li', {}, e)),
-  );
-}
-
-async function renderConfig() {
-  const c = await api('/admin/v1/console/config');
-  $('config-file').textContent = `${c.file} (serving generation ${c.generation})`;
-  $('config-text').textContent = c.text;
-  const r = c.last_reload;
-  const box = $('reload');
-  box.className = `reload${r && !r.ok ? ' failed' : ''}`;
-  if (!r) box.replaceChildren(h('strong', {}, 'No reload since start.'), ` Serving generation ${c.generation}.`);
-  else if (r.ok) box.replaceChildren(h('strong', {}, `Last reload applied (generation ${r.generation})`), ` ${new Date(r.at).toLocaleString()}, ${r.trigger}: ${r.changes ?? ''}`);
-  else
-    box.replaceChildren(h('strong', {}, `Last reload rejected — still serving generation ${r.generation}`), ` ${new Date(r.at).toLocaleString()}, ${r.trigger}:`, issueList(r.errors ?? [], 'errors'));
-}
-
-async function validate() {
-  const out = $('validate-result');
-  out.replaceChildren(h('p', { class: 'muted' }, 'Validating…'));
-  try {
-    const r = await api('/admin/v1/console/validate', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: $('validate-text').value });
-    out.replaceChildren(
-      r.ok
-        ? h('p', { class: 'status-ok', id: 'validate-ok' }, `OK: ${r.summary}. Nothing was applied.`)
-        : h('p', { class: 'status-bad' }, `${r.errors.length} error${r.errors.length === 1 ? '' : 's'}: a reload with this file would be rejected.`),
-      r.errors.length ? issueList(r.errors, 'errors') : null,
-      r.warnings.length ? h('div', {}, h('p', {}, 'Warnings:'), issueList(r.warnings, 'warnings')) : null,
-    );
-  } catch (err) {
-    fail(err);
-    out.replaceChildren(h('p', { class: 'error' }, err.message));
-  }
-}
-
-const RENDER = { overview: renderOverview, targets: renderTargets, keys: renderKeys, requests: renderRequests, config: renderConfig };
+const RENDER = { overview: renderOverview, targets: renderTargets, keys: renderKeys, teams: renderTeams, requests: renderRequests, config: renderConfig };
 
 // ---- shell: login, tabs, polling ----
 function fail(err) {
@@ -317,8 +36,7 @@ async function refresh() {
 }
 
 async function renderOverviewMeta() {
-  const o = await api('/admin/v1/console/overview');
-  $('meta').textContent = `v${o.version} · up ${fmt.uptime(o.uptime_s)} · config generation ${o.generation} · ${o.in_flight} in flight`;
+  $('meta').textContent = metaLine(await api('/admin/v1/console/overview'));
 }
 
 function select(view, focus = false) {
@@ -335,24 +53,24 @@ function select(view, focus = false) {
 
 function signOut(message = '') {
   clearTimeout(timer);
-  adminKey = '';
-  sessionStorage.removeItem(KEY_STORE);
+  useKey('');
   $('app').hidden = true;
   $('logout').hidden = true;
   $('login').hidden = false;
   $('meta').textContent = '';
+  fill($('scope'));
   $('login-error').textContent = message;
   $('admin-key').focus();
 }
 
 async function signIn(key) {
-  adminKey = key;
+  useKey(key);
   try {
     await api('/admin/v1/console/overview');
   } catch (err) {
     return signOut(err instanceof Refused ? `Refused: ${err.message}` : `Cannot reach the gateway: ${err.message}`);
   }
-  sessionStorage.setItem(KEY_STORE, key);
+  useKey(key, true);
   $('login').hidden = true;
   $('login-error').textContent = '';
   $('app').hidden = false;
@@ -368,7 +86,7 @@ $('login-form').addEventListener('submit', (e) => {
   if (key) void signIn(key);
 });
 $('logout').addEventListener('click', () => signOut());
-$('validate').addEventListener('click', () => void validate());
+$('validate').addEventListener('click', () => void validate().catch(fail));
 for (const v of VIEWS) $(`tab-${v}`).addEventListener('click', () => select(v));
 // Arrow keys move between tabs (WAI-ARIA tabs pattern).
 document.querySelector('.tabs').addEventListener('keydown', (e) => {
@@ -379,5 +97,5 @@ document.querySelector('.tabs').addEventListener('keydown', (e) => {
   else if (e.key === 'End') select(VIEWS[VIEWS.length - 1], true);
 });
 
-if (adminKey) void signIn(adminKey);
+if (savedKey()) void signIn(savedKey());
 else $('admin-key').focus();

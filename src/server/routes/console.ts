@@ -3,13 +3,19 @@
  * endpoints it polls, all under the admin API's authorisation (`Authorization: Bearer <admin
  * key>`; see README "Console"):
  *
- *   GET  /admin/v1/console/overview       rates over the last minute, 10 s buckets over 15 min, in-flight, uptime, version, generation
- *   GET  /admin/v1/console/targets        per alias its targets: state (healthy, cooling until, probing), in-flight, latency, recent errors
+ *   GET  /admin/v1/console/overview       rates over the last minute, 10 s buckets over 15 min, in-flight, uptime, version, generation,
+ *                                         the workers covered, targets cooling, the last reload's outcome
+ *   GET  /admin/v1/console/targets        per alias its targets: state (healthy, cooling until, probing) on each worker, in-flight, latency, recent errors
  *   GET  /admin/v1/console/keys           each key's limits, use now, budget and spend, last request; biggest spender first
+ *   GET  /admin/v1/console/teams          each team's limits, use now, budget and spend, keys; biggest spender first
  *   GET  /admin/v1/console/requests       the most recent requests (?limit=, default 50), newest first
  *   GET  /admin/v1/console/requests/:id   one request with its attempt log
  *   GET  /admin/v1/console/config         gateway.yaml with secrets masked, and the last reload's outcome
  *   POST /admin/v1/console/validate       a gateway.yaml (text/plain or application/yaml body): the errors a reload would report; nothing is applied
+ *
+ * With `server.workers` every figure covers the whole cluster: the worker that answers gathers
+ * every worker's snapshot through the primary (src/cluster/console.ts) and merges them; what a
+ * worker keeps alone (a cooldown, a reload's outcome) says which worker it is.
  *
  * The page is a shell: it holds no data until the admin key is entered, and the key stays in
  * sessionStorage, sent only in the Authorization header (never in a URL). The page, its script
@@ -19,10 +25,13 @@ import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requireAdmin } from '../../admin/auth.ts';
 import { RecentActivity } from '../../console/activity.ts';
+import { consoleCluster } from '../../console/cluster-link.ts';
+import { ClusterConsole } from '../../console/cluster-view.ts';
 import { maskedConfigFile, validateConfigText } from '../../console/config-view.ts';
-import { consoleSourceOf, keys, overview, targets, type ConsoleSource } from '../../console/views.ts';
+import { localSnapshot, type ConsoleQuery } from '../../console/snapshot.ts';
+import { consoleSourceOf, keys, overview, teams, type ConsoleSource } from '../../console/views.ts';
 import { GatewayError } from '../../errors.ts';
-import { StateUnavailableError } from '../../governance/index.ts';
+import { StateUnavailableError, type StateBackend } from '../../governance/index.ts';
 import type { Runtime } from '../../runtime/build.ts';
 import type { RouteModule, ServerDeps } from '../surface.ts';
 
@@ -32,6 +41,10 @@ const ASSETS = new URL('../../console/assets/', import.meta.url);
 /** The files the page is made of: nothing else under /console/assets is served. */
 const ASSET_TYPES: Record<string, string> = {
   'console.js': 'text/javascript; charset=utf-8',
+  'api.js': 'text/javascript; charset=utf-8',
+  'dom.js': 'text/javascript; charset=utf-8',
+  'overview.js': 'text/javascript; charset=utf-8',
+  'views.js': 'text/javascript; charset=utf-8',
   'console.css': 'text/css; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 };
@@ -48,13 +61,18 @@ export const consoleRoutes: RouteModule = {
   surface: [
     { pattern: /^\/console\/?$/, method: 'GET' },
     { pattern: /^\/console\/assets\/[^/]+$/, method: 'GET' },
-    { pattern: /^\/admin\/v1\/console\/(overview|targets|keys|requests|config)\/?$/, method: 'GET' },
+    { pattern: /^\/admin\/v1\/console\/(overview|targets|keys|teams|requests|config)\/?$/, method: 'GET' },
     { pattern: /^\/admin\/v1\/console\/requests\/[^/]+$/, method: 'GET' },
     { pattern: /^\/admin\/v1\/console\/validate\/?$/, method: 'POST' },
   ],
   register(app, deps) {
     const fallback: ConsoleSource = { activity: new RecentActivity(), env: process.env, now: Date.now };
     const source = () => consoleSourceOf(deps.observer) ?? fallback;
+    const local = (query: ConsoleQuery) => localSnapshot({ runtime: deps.getRuntime(), source: source(), readiness: deps.readiness?.() ?? {} }, query);
+    const cluster = consoleCluster();
+    cluster?.serve(local);
+    /** Every process's figures: this one's alone, or every cluster worker's. */
+    const gather = async (query: ConsoleQuery) => new ClusterConsole(cluster ? await cluster.gather(query) : { snapshots: [local(query)], missing: [] });
     const assets = new Map<string, Promise<Buffer>>();
     const asset = (name: string) => {
       let file = assets.get(name);
@@ -74,46 +92,52 @@ export const consoleRoutes: RouteModule = {
 
     app.get(
       '/admin/v1/console/overview',
-      admin(deps, (runtime) => overview(runtime, source().activity)),
+      admin(deps, async (runtime) => overview(runtime, await gather({ recent: 0 }))),
     );
     app.get(
       '/admin/v1/console/targets',
-      admin(deps, (runtime) => ({ object: 'list', data: targets(runtime, source().activity, source().now()) })),
+      admin(deps, async (runtime) => {
+        const view = await gather({ recent: 0 });
+        return { object: 'list', data: view.targets(runtime), scope: view.scope() };
+      }),
     );
     app.get(
       '/admin/v1/console/keys',
       admin(deps, async (runtime) => {
-        if (!deps.state) throw unavailable();
-        try {
-          return { object: 'list', data: await keys(runtime, deps.state, source().activity) };
-        } catch (err) {
-          if (err instanceof StateUnavailableError) throw unavailable();
-          throw err;
-        }
+        const view = await gather({ recent: 0 });
+        return { object: 'list', data: await fromState(deps, (state) => keys(runtime, state, view.activity)), scope: view.scope() };
+      }),
+    );
+    app.get(
+      '/admin/v1/console/teams',
+      admin(deps, async (runtime) => {
+        const view = await gather({ recent: 0 });
+        return { object: 'list', data: await fromState(deps, (state) => teams(runtime, state, view.activity)), scope: view.scope() };
       }),
     );
     app.get(
       '/admin/v1/console/requests',
-      admin(deps, (_runtime, request) => {
-        const limit = Number((request.query as { limit?: string }).limit ?? 50);
-        return { object: 'list', data: source().activity.recent(Number.isInteger(limit) && limit > 0 ? Math.min(limit, 200) : 50) };
+      admin(deps, async (_runtime, request) => {
+        const asked = Number((request.query as { limit?: string }).limit ?? 50);
+        const limit = Number.isInteger(asked) && asked > 0 ? Math.min(asked, 200) : 50;
+        const view = await gather({ recent: limit });
+        return { object: 'list', data: view.activity.recent(limit), scope: view.scope() };
       }),
     );
     app.get(
       '/admin/v1/console/requests/:id',
-      admin(deps, (_runtime, request) => {
+      admin(deps, async (_runtime, request) => {
         const { id } = request.params as { id: string };
-        const found = source().activity.request(id);
-        if (!found) throw new GatewayError('not_found', 'No such request among the recent ones kept by this instance.');
+        const found = (await gather({ recent: 200 })).activity.request(id);
+        if (!found) throw new GatewayError('not_found', 'No such request among the recent ones the console keeps.');
         return found;
       }),
     );
     app.get(
       '/admin/v1/console/config',
       admin(deps, async (runtime) => {
-        const { file, text } = await maskedConfigFile(runtime);
-        const lastReload = deps.readiness?.().lastReload ?? null;
-        return { file, generation: runtime.generation, text, last_reload: lastReload };
+        const [{ file, text }, view] = await Promise.all([maskedConfigFile(runtime), gather({ recent: 0 })]);
+        return { file, generation: runtime.generation, text, last_reload: view.lastReload(), scope: view.scope() };
       }),
     );
     // A scope of its own: only here is a text body accepted (chat endpoints take JSON only).
@@ -141,6 +165,17 @@ function admin({ getRuntime }: ServerDeps, answer: Answer) {
     requireAdmin(request, reply, runtime.config);
     reply.send(await answer(runtime, request));
   };
+}
+
+/** A figure from the state backend; a backend that cannot be reached is a 503 that says so. */
+async function fromState<T>({ state }: ServerDeps, read: (state: StateBackend) => Promise<T>): Promise<T> {
+  if (!state) throw unavailable();
+  try {
+    return await read(state);
+  } catch (err) {
+    if (err instanceof StateUnavailableError) throw unavailable();
+    throw err;
+  }
 }
 
 function unavailable(): GatewayError {

@@ -1,5 +1,5 @@
 /** The request pipeline: attempts, the request context, stages and the runtime view they read. Part of the plugin contract (a leaf: wire types and the error catalogue only). */
-import { PLUGIN_API_VERSION, type JsonSchema, type Logger } from './common.ts';
+import type { PLUGIN_API_VERSION, JsonSchema, Logger } from './common.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse, Usage } from '../openai-types.ts';
 import type { GatewayError } from '../errors.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\-]{1,128}$/;
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
 /**
  * The client's x-request-id when it is sane (so its traces line up) and holds no configured

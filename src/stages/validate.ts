@@ -24,7 +24,7 @@ export function requestError(errors: readonly ErrorObject[], body: unknown): Gat
     return new GatewayError('missing_required_parameter', `Missing required parameter: '${name}'.`, { param: name });
   }
   const [finding] = describeSchemaErrors(errors, body);
-  const param = finding && finding.path.length ? formatPath(finding.path) : null;
+  const param = finding?.path.length ? formatPath(finding.path) : null;
   const message = finding ? (param ? `Invalid '${param}': ${finding.message}.` : `Invalid request: ${finding.message}.`) : 'Invalid request body.';
   return new GatewayError('invalid_request', message, { param });
 }

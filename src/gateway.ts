@@ -26,7 +26,7 @@ import { createInstruments, type GatewayMetrics, type Instruments } from './obse
 import { startMetricsListener, type MetricsListener } from './server/routes/metrics.ts';
 import { systemClock } from './runtime/clock.ts';
 import { RecentActivity } from './console/activity.ts';
-import { linkConsole } from './console/views.ts';
+import type { ConsoleSource } from './console/views.ts';
 import { openStateBackend, type StateBackend } from './governance/index.ts';
 import type { GatewayConfig } from './config/types.ts';
 import path from 'node:path';
@@ -96,7 +96,7 @@ export class Gateway {
   /** Connections that have not sent a request yet: Node's close() does not count them idle. */
   readonly #fresh = new Set<Socket>();
 
-  private constructor(runtime: Runtime, log: Logger, options: GatewayOptions, observer: GatewayObserver, instruments: Instruments, state: StateBackend | undefined) {
+  private constructor(runtime: Runtime, log: Logger, options: GatewayOptions, observer: GatewayObserver, instruments: Instruments, state: StateBackend | undefined, consoleSource: ConsoleSource) {
     this.#runtime = runtime;
     this.#observer = observer;
     this.#instruments = instruments;
@@ -110,6 +110,7 @@ export class Gateway {
       onRequestDone: (r, ctx) => this.#requestDone(r, ctx),
       log,
       observer,
+      console: consoleSource,
       state,
       metricsEndpoint: instruments.metrics && runtime.config.metrics.port === undefined ? { metrics: instruments.metrics, path: runtime.config.metrics.path } : undefined,
       bodyLimit: runtime.bodyLimit,
@@ -140,10 +141,10 @@ export class Gateway {
     const log = options.logger ?? createLogger(parsed.config?.log ?? { level: 'info', format: 'auto' });
     let gateway: Gateway | undefined;
     const instruments = await createInstruments(parsed.config, { env: options.env ?? process.env, log, clock: options.clock ?? systemClock, runtime: () => gateway?.runtime });
-    // The console's recent activity (src/console): an observer like the metrics, tied to the combined observer its routes are given.
+    // The console's recent activity (src/console): an observer like the metrics, handed to the console's routes.
     const activity = new RecentActivity();
     const observer = combineObservers([...instruments.observers, activity, ...(options.observers ?? [])], (err) => log.warn({ err }, 'an observer failed'));
-    linkConsole(observer, { activity, env: options.env ?? process.env, now: () => (options.clock ?? systemClock).now() });
+    const consoleSource: ConsoleSource = { activity, env: options.env ?? process.env, now: () => (options.clock ?? systemClock).now() };
     // Live counters outlive config generations: opened once, from the first config's `state:`.
     const state = parsed.config ? await (options.openState ?? openState)(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
     let runtime: Runtime;
@@ -153,7 +154,7 @@ export class Gateway {
       await state?.close();
       throw err;
     }
-    gateway = new Gateway(runtime, log, options, observer, instruments, state);
+    gateway = new Gateway(runtime, log, options, observer, instruments, state, consoleSource);
     for (const w of runtime.warnings) log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
     const host = options.host ?? runtime.config.server.host;
     const port = options.port ?? runtime.config.server.port;

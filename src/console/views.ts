@@ -6,7 +6,6 @@
 import { readFileSync } from 'node:fs';
 import { keyReports, keyScopes, quotasOf, teamReports, teamScopes, type KeyReport, type TeamReport } from '../admin/report.ts';
 import type { StateBackend } from '../governance/index.ts';
-import type { GatewayObserver } from '../pipeline/observer.ts';
 import type { Runtime } from '../runtime/build.ts';
 import { BUCKET_MS, WINDOW_MS, targetKey, type BucketView, type RecentActivity, type TargetActivity } from './activity.ts';
 import type { ClusterConsole, ConsoleScope, CoolingTarget, LastReloadView } from './cluster-view.ts';
@@ -18,17 +17,6 @@ export interface ConsoleSource {
   env: NodeJS.ProcessEnv;
   /** The clock the target breakers run on (epoch ms). */
   now(): number;
-}
-
-const sources = new WeakMap<GatewayObserver, ConsoleSource>();
-
-/** Ties the console's data to the gateway's combined observer (what the route modules are given). */
-export function linkConsole(observer: GatewayObserver, source: ConsoleSource): void {
-  sources.set(observer, source);
-}
-
-export function consoleSourceOf(observer: GatewayObserver): ConsoleSource | undefined {
-  return sources.get(observer);
 }
 
 /** Rates over the last minute: what the big numbers show. */

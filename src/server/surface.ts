@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Runtime } from '../runtime/build.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
+import type { ConsoleSource } from '../console/views.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import type { StateBackend } from '../governance/index.ts';
 
@@ -18,6 +19,8 @@ export interface ServerDeps {
   observer: GatewayObserver;
   /** Limits, budgets and usage records, shared by every generation (the admin API reads them). */
   state?: StateBackend;
+  /** What the console reads beyond the routes' dependencies (its recent activity); absent: an empty console. */
+  console?: ConsoleSource;
   /** Extra readiness details (e.g. the last reload's outcome). */
   readiness?(): Record<string, unknown>;
 }

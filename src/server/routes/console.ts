@@ -29,7 +29,7 @@ import { consoleCluster } from '../../console/cluster-link.ts';
 import { ClusterConsole } from '../../console/cluster-view.ts';
 import { maskedConfigFile, validateConfigText } from '../../console/config-view.ts';
 import { localSnapshot, type ConsoleQuery } from '../../console/snapshot.ts';
-import { consoleSourceOf, keys, overview, teams, type ConsoleSource } from '../../console/views.ts';
+import { keys, overview, teams, type ConsoleSource } from '../../console/views.ts';
 import { GatewayError } from '../../errors.ts';
 import { StateUnavailableError, type StateBackend } from '../../governance/index.ts';
 import type { Runtime } from '../../runtime/build.ts';
@@ -67,7 +67,7 @@ export const consoleRoutes: RouteModule = {
   ],
   register(app, deps) {
     const fallback: ConsoleSource = { activity: new RecentActivity(), env: process.env, now: Date.now };
-    const source = () => consoleSourceOf(deps.observer) ?? fallback;
+    const source = () => deps.console ?? fallback;
     const local = (query: ConsoleQuery) => localSnapshot({ runtime: deps.getRuntime(), source: source(), readiness: deps.readiness?.() ?? {} }, query);
     const cluster = consoleCluster();
     cluster?.serve(local);

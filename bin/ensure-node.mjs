@@ -67,12 +67,15 @@ export function suitableNode(announce) {
   if (!version || !satisfies(version)) {
     (announce || ((line) => process.stderr.write(`${line}\n`)))(`${needs}: installing Node 24 LTS into ${PREFIX} ...`);
     try {
-      // npm's output goes to stderr so that a command's own stdout (validate, --version) stays clean.
-      execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['install', '--prefix', PREFIX, 'node@24', '--no-audit', '--no-fund', '--loglevel=error'], {
-        stdio: ['ignore', 2, 2],
+      // npm's own output is shown only when it fails (on stderr: a command's stdout stays clean),
+      // so that the line above is all an install says.
+      execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['install', '--prefix', PREFIX, 'node@24', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        encoding: 'utf8',
         shell: process.platform === 'win32',
       });
     } catch (err) {
+      process.stderr.write(`${err.stdout || ''}${err.stderr || ''}`);
       throw new NodeUnavailable(`${needs} and installing Node 24 into ${PREFIX} failed (${String(err.message).split('\n')[0]}); install Node 24 LTS from https://nodejs.org and run it again`);
     }
     version = versionOf(PREFIX_NODE);

@@ -7,6 +7,8 @@
  *
  * Each entry finds its programs where its tests look for them (the comment names the helper that
  * starts them). Plain JavaScript: it runs before the bootstrap to Node 24, so it fails at once.
+ * (PostgreSQL, when its suites come: Debian keeps initdb and postgres in
+ * /usr/lib/postgresql/<version>/bin, off PATH, so its finder looks there as its helper will.)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

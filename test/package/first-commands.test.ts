@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, installMessage, missingServices, SERVICES } from '../../scripts/test-services.mjs';
 import { ROOT } from '../helpers/repo.ts';
 
+const PACKAGE = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; engines: { node: string } };
 let dir: string;
 
 beforeAll(() => {
@@ -65,8 +66,7 @@ describe("npm test's system programs", () => {
   });
 
   it('is what `npm test` runs, passing its arguments on to vitest', () => {
-    const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    expect(scripts.test).toBe('node scripts/test.mjs');
+    expect(PACKAGE.scripts.test).toBe('node scripts/test.mjs');
     // A filter that matches no file: vitest says so and ends (running this file again would recurse).
     const env = { ...process.env, PATH: `${path.join(ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH}` };
     const run = spawnSync(process.execPath, ['scripts/test.mjs', 'no-such-test-file-4711', '--passWithNoTests'], { cwd: ROOT, encoding: 'utf8', env });
@@ -77,12 +77,13 @@ describe("npm test's system programs", () => {
 
 describe("npm install's one line (prepare: bin/ensure-node.mjs --after-install)", () => {
   /** Runs it under this Node made to look like `version`, with HOME (where ~/.node24 is) at `home`. */
-  function afterInstall(version: string | undefined, home: string) {
+  function afterInstall(version: string | undefined, home: string, pathFirst?: string) {
     const pretend =
       version &&
       `data:text/javascript,${encodeURIComponent(`Object.defineProperty(process,'version',{value:'v${version}'});Object.defineProperty(process,'versions',{value:{...process.versions,node:'${version}'}});`)}`;
     const args = [...(pretend ? ['--import', pretend] : []), 'bin/ensure-node.mjs', '--after-install'];
-    return spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, HOME: home } });
+    const PATH = pathFirst ? `${pathFirst}${path.delimiter}${process.env.PATH}` : process.env.PATH;
+    return spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, HOME: home, PATH } });
   }
 
   it('prints nothing on a Node that fits', () => {
@@ -97,6 +98,25 @@ describe("npm install's one line (prepare: bin/ensure-node.mjs --after-install)"
     const run = afterInstall('20.1.0', home);
     expect(run.status).toBe(0);
     expect(run.stderr).toBe('');
-    expect(run.stdout).toBe(`Switchyard needs Node >= 22.19.0 (this is Node v20.1.0): npm start, npm test and the switchyard bin use Node 24 LTS from ${path.join(home, '.node24')}\n`);
+    expect(PACKAGE.scripts.prepare).toBe('node bin/ensure-node.mjs --after-install');
+    expect(run.stdout).toBe(
+      `Switchyard needs Node ${PACKAGE.engines.node.replace('>=', '>= ')} (this is Node v20.1.0): npm start, npm test and the switchyard bin use Node 24 LTS from ${path.join(home, '.node24')}\n`,
+    );
+  });
+
+  it("says when installing Node 24 fails, with npm's own output, and leaves npm install's result alone", () => {
+    const home = path.join(dir, 'home-empty');
+    mkdirSync(home, { recursive: true });
+    const bin = path.join(dir, 'failing-npm');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(path.join(bin, 'npm'), "#!/bin/sh\necho 'npm error code E404 (the registry said no)' >&2\nexit 1\n");
+    chmodSync(path.join(bin, 'npm'), 0o755);
+    const run = afterInstall('20.1.0', home, bin);
+    expect(run.status).toBe(0);
+    expect(run.stderr).toContain('npm error code E404 (the registry said no)');
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain(`installing Node 24 LTS into ${path.join(home, '.node24')} for npm start, npm test and the switchyard bin`);
+    expect(lines[1]).toMatch(/installing Node 24 into .* failed .*; install Node 24 LTS from https:\/\/nodejs\.org and run it again$/);
   });
 });

@@ -7,7 +7,9 @@
  * Plain JavaScript (ES2019, no dependencies) so that an old Node can parse it and say what it
  * needs, instead of crashing inside a dependency that uses a newer Node API.
  *
- *   node bin/ensure-node.mjs     prints the path of a suitable Node (for shell scripts such as .ci/run)
+ *   node bin/ensure-node.mjs                  prints the path of a suitable Node (for shell scripts such as .ci/run)
+ *   node bin/ensure-node.mjs --after-install  package.json's `prepare` (run by `npm install`): on an old Node,
+ *                                             one line saying Node 24 will be used, and installs it now
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -52,10 +54,10 @@ function versionOf(node) {
 
 /**
  * The absolute path of a Node binary that satisfies the engines minimum: this process's own when
- * it fits, else ~/.node24's (installed now if missing). Throws NodeUnavailable with a one-line
- * message otherwise.
+ * it fits, else ~/.node24's (installed now if missing; `announce` gets the one line that says so).
+ * Throws NodeUnavailable with a one-line message otherwise.
  */
-export function suitableNode() {
+export function suitableNode(announce) {
   const rerunning = process.env[RERUN_MARK] !== undefined;
   delete process.env[RERUN_MARK]; // not passed on to the gateway and what it starts
   if (satisfies(process.versions.node)) return process.execPath;
@@ -63,14 +65,17 @@ export function suitableNode() {
   if (rerunning) throw new NodeUnavailable(`${needs}; install Node 24 LTS from https://nodejs.org and run it again`);
   let version = existsSync(PREFIX_NODE) ? versionOf(PREFIX_NODE) : undefined;
   if (!version || !satisfies(version)) {
-    process.stderr.write(`${needs}: installing Node 24 LTS into ${PREFIX} ...\n`);
+    (announce || ((line) => process.stderr.write(`${line}\n`)))(`${needs}: installing Node 24 LTS into ${PREFIX} ...`);
     try {
-      // npm's output goes to stderr so that a command's own stdout (validate, --version) stays clean.
-      execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['install', '--prefix', PREFIX, 'node@24', '--no-audit', '--no-fund', '--loglevel=error'], {
-        stdio: ['ignore', 2, 2],
+      // npm's own output is shown only when it fails (on stderr: a command's stdout stays clean),
+      // so that the line above is all an install says.
+      execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['install', '--prefix', PREFIX, 'node@24', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        encoding: 'utf8',
         shell: process.platform === 'win32',
       });
     } catch (err) {
+      process.stderr.write(`${err.stdout || ''}${err.stderr || ''}`);
       throw new NodeUnavailable(`${needs} and installing Node 24 into ${PREFIX} failed (${String(err.message).split('\n')[0]}); install Node 24 LTS from https://nodejs.org and run it again`);
     }
     version = versionOf(PREFIX_NODE);
@@ -109,12 +114,38 @@ export function runChild(command, args, env) {
   });
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+/**
+ * After `npm install` (package.json's `prepare`; .npmrc keeps npm's engine warnings out): on a Node
+ * that fits, nothing; else one line on stdout saying that Node 24 from ~/.node24 is used, installed
+ * now (before that line's end is reached) so that `npm start` starts at once. A failed install is
+ * that one line too, not an install failure: the dependencies are in place, `npm start` tries again.
+ */
+function afterInstall() {
+  if (satisfies(process.versions.node)) return;
+  const uses = 'npm start, npm test and the switchyard bin';
+  const say = (line) => process.stdout.write(`${line}\n`);
+  let announced = false;
   try {
-    process.stdout.write(`${suitableNode()}\n`);
+    suitableNode((installing) => {
+      announced = true;
+      say(`${installing.replace(/ \.\.\.$/, '')} for ${uses}`);
+    });
+    if (!announced) say(`Switchyard needs Node >= ${MINIMUM_TEXT} (this is Node ${process.version}): ${uses} use Node 24 LTS from ${PREFIX}`);
   } catch (err) {
     if (!(err instanceof NodeUnavailable)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    process.exit(1);
+    say(err.message);
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (process.argv[2] === '--after-install') afterInstall();
+  else {
+    try {
+      process.stdout.write(`${suitableNode()}\n`);
+    } catch (err) {
+      if (!(err instanceof NodeUnavailable)) throw err;
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
   }
 }

@@ -1,0 +1,136 @@
+/**
+ * The system programs the test suites start, in one list, and `npm test`'s check for them
+ * (scripts/test.mjs) before vitest: present, nothing happens; missing on a Debian machine as root,
+ * apt-get installs them; missing otherwise, one message says what to install on Debian/Ubuntu,
+ * Fedora and macOS, and the whole suite does not start (a run of named test files only warns: it
+ * may not need them). A service a new suite needs is one more entry below.
+ *
+ * Each entry finds its programs where its tests look for them (the comment names the helper that
+ * starts them). Plain JavaScript: it runs before the bootstrap to Node 24, so it fails at once.
+ * (PostgreSQL, when its suites come: Debian keeps initdb and postgres in
+ * /usr/lib/postgresql/<version>/bin, off PATH, so its finder looks there as its helper will.)
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+/** A program found on PATH (then in `extraDirs`), as spawn('name') or a PATH walk finds it. */
+function onPath(name, extraDirs) {
+  return (env) => {
+    const dirs = (env.PATH || '').split(delimiter).concat(extraDirs || []);
+    for (const dir of dirs) if (dir && existsSync(join(dir, name))) return join(dir, name);
+    return undefined;
+  };
+}
+
+/** A program at a path an environment variable may override. */
+function atPath(variable, fallback) {
+  return (env) => {
+    const file = env[variable] || fallback;
+    return existsSync(file) ? file : undefined;
+  };
+}
+
+export const SERVICES = [
+  {
+    // src/governance/testing/redis-server.ts spawns redis-server from PATH.
+    name: 'redis-server',
+    programs: { 'redis-server': onPath('redis-server') },
+    install: { debian: 'redis-server', fedora: 'redis', brew: 'redis' },
+  },
+  {
+    // test/console/browser.test.ts launches $CHROMIUM_PATH, else /usr/bin/chromium.
+    name: 'chromium',
+    programs: { chromium: atPath('CHROMIUM_PATH', '/usr/bin/chromium') },
+    install: { debian: 'chromium', fedora: 'chromium', brew: '--cask chromium' },
+    // Where the other systems put it: the message says to set the variable.
+    elsewhere: { variable: 'CHROMIUM_PATH', fedora: '/usr/bin/chromium-browser', brew: '/Applications/Chromium.app/Contents/MacOS/Chromium' },
+  },
+  {
+    // test/observability/helpers.ts runs promtool from PATH or /usr/bin; the Prometheus server
+    // (the PromQL examples' tests) is looked for the same way.
+    name: 'prometheus',
+    programs: { promtool: onPath('promtool', ['/usr/bin']), prometheus: onPath('prometheus', ['/usr/bin']) },
+    install: { debian: 'prometheus', fedora: 'golang-github-prometheus', brew: 'prometheus' },
+  },
+];
+
+/** The services with a program that cannot be found, each with the names of those programs. */
+export function missingServices(env, services) {
+  const missing = [];
+  for (const service of services || SERVICES) {
+    const programs = Object.keys(service.programs).filter((program) => !service.programs[program](env));
+    if (programs.length > 0) missing.push({ service, programs });
+  }
+  return missing;
+}
+
+/**
+ * What `npm test` does about the missing services: 'run' (none missing), 'install' (apt-get, as
+ * root on Debian and for the whole suite only), 'warn' (named test files: they may not need them)
+ * or 'fail'.
+ */
+export function decide({ missing, wholeSuite, root, hasApt }) {
+  if (missing.length === 0) return 'run';
+  if (!wholeSuite) return 'warn';
+  return root && hasApt ? 'install' : 'fail';
+}
+
+/** The one message: what is missing, and the commands that install it on each system. */
+export function installMessage(missing) {
+  const names = missing.map((m) => (m.programs.length === 1 && m.programs[0] === m.service.name ? m.service.name : `${m.service.name} (${m.programs.join(', ')})`));
+  const services = missing.map((m) => m.service);
+  const debian = services.map((s) => s.install.debian).join(' ');
+  const fedora = services.map((s) => s.install.fedora).join(' ');
+  const formulas = services.filter((s) => !s.install.brew.startsWith('--cask')).map((s) => s.install.brew);
+  const casks = services.filter((s) => s.install.brew.startsWith('--cask')).map((s) => s.install.brew.replace('--cask ', ''));
+  const brew = [formulas.length ? `brew install ${formulas.join(' ')}` : '', casks.length ? `brew install --cask ${casks.join(' ')}` : ''].filter(Boolean).join(' && ');
+  const pathNote = (system) =>
+    services
+      .filter((s) => s.elsewhere?.[system])
+      .map((s) => `, then export ${s.elsewhere.variable}=${s.elsewhere[system]}`)
+      .join('');
+  return [
+    `The test suites need programs this machine does not have: ${names.join(', ')}. Install them and run npm test again (as root on Debian/Ubuntu, npm test installs them itself):`,
+    `  Debian/Ubuntu: sudo apt-get install -y ${debian}`,
+    `  Fedora:        sudo dnf install -y ${fedora}${pathNote('fedora')}`,
+    `  macOS:         ${brew}${pathNote('brew')}`,
+  ].join('\n');
+}
+
+/** apt-get update, then install; false (with apt's output shown) when either fails or times out. */
+function aptInstall(packages) {
+  const env = Object.assign({}, process.env, { DEBIAN_FRONTEND: 'noninteractive' });
+  const steps = [['update'], ['install', '-y'].concat(packages)];
+  for (const args of steps) {
+    process.stderr.write(`npm test: apt-get ${args.join(' ')}\n`);
+    // stdout to stderr: apt's progress is not the tests' output.
+    const run = spawnSync('apt-get', args, { env, stdio: ['ignore', 2, 2], timeout: 1200000 });
+    if (run.status !== 0) return false;
+  }
+  return true;
+}
+
+/**
+ * Makes sure the services are there before the tests start, as the module comment says; exits
+ * the process when they are missing and cannot be installed.
+ */
+export function ensureServices({ wholeSuite }) {
+  let missing = missingServices(process.env);
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const action = decide({ missing, wholeSuite, root, hasApt: Boolean(onPath('apt-get')(process.env)) });
+  if (action === 'run') return;
+  if (action === 'warn') {
+    const names = missing.map((m) => m.service.name).join(', ');
+    process.stderr.write(`npm test: not installed: ${names}; the tests that start it fail (\`npm test\` with no file names installs it as root, or says how)\n`);
+    return;
+  }
+  if (action === 'install') {
+    const packages = missing.map((m) => m.service.install.debian);
+    if (aptInstall(packages)) missing = missingServices(process.env);
+    if (missing.length === 0) return;
+    process.stderr.write(`npm test: apt-get did not provide everything (${packages.join(' ')}).\n`);
+  }
+  process.stderr.write(`${installMessage(missing)}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: the system programs the suites start are checked first (and installed with apt-get
+ * as root on Debian; scripts/test-services.mjs), then `vitest run` with npm test's arguments, under
+ * a Node that satisfies package.json's engines (Node 24 from ~/.node24 on an older one, as
+ * scripts/node22.mjs does). Plain JavaScript that any Node can run, so a missing program is said
+ * before Node 24 is fetched.
+ *
+ *   npm test                          the whole suite: missing programs are installed or stop it
+ *   npm test -- test/core/x.test.ts   named files: missing programs are a warning only
+ */
+import { delimiter, dirname } from 'node:path';
+import { NodeUnavailable, runChild, suitableNode } from '../bin/ensure-node.mjs';
+import { ensureServices } from './test-services.mjs';
+
+const args = process.argv.slice(2);
+// An argument that is not an option names test files (vitest's filters); `--opt=value` keeps a
+// value with its option, a value given as the next argument counts as a filter (only a warning).
+ensureServices({ wholeSuite: !args.some((arg) => !arg.startsWith('-')) });
+
+let node;
+try {
+  node = suitableNode();
+} catch (err) {
+  if (!(err instanceof NodeUnavailable)) throw err;
+  process.stderr.write(`${err.message}\n`);
+  process.exit(1);
+}
+const env = Object.assign({}, process.env);
+if (node !== process.execPath) env.PATH = `${dirname(node)}${delimiter}${env.PATH || ''}`;
+runChild('vitest', ['run'].concat(args), env);

@@ -1,0 +1,111 @@
+/**
+ * Rotating a client key without losing its counters: one `keys:` entry with several secrets (a
+ * list, and `previous` ones with an `until`). Through the official openai SDK on a real gateway:
+ * every secret shares the key's one rpm window and one budget, usage stays under the one name,
+ * and a previous secret past its `until` is refused with a 401 that says the key was rotated.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { failureOf, useTestGateway } from 'switchyard-gateway/kit/testing';
+import { sha256Hex } from '../../src/runtime/keys.ts';
+import { adminGet, eventually, startUsageUpstream, todayStart, type UsageUpstream } from './helpers.ts';
+
+const NEW = 'sk-rot-new-0123456789';
+const OLD = 'sk-rot-old-0123456789';
+/** A previous secret still in its overlap, written as a hash. */
+const OLDER = 'sk-rot-older-0123456789';
+/** A previous secret whose overlap has ended. */
+const RETIRED = 'sk-rot-retired-0123456789';
+const BUDGET_NEW = 'sk-rot-budget-new-0123456789';
+const BUDGET_OLD = 'sk-rot-budget-old-0123456789';
+const OPS_KEY = 'sk-rot-admin-0123456789';
+const SECRETS = [NEW, OLD, OLDER, RETIRED, BUDGET_NEW, BUDGET_OLD];
+
+let upstream: UsageUpstream;
+beforeAll(async () => {
+  upstream = await startUsageUpstream({ prompt: 10, completion: 5 });
+});
+afterAll(() => upstream.close());
+
+const t = useTestGateway(() =>
+  [
+    'keys:',
+    '  - name: rotating',
+    `    key: [${NEW}, ${OLD}]`,
+    '    previous:',
+    `      - { keyHash: "sha256:${sha256Hex(OLDER)}", until: "2999-01-01T00:00:00Z" }`,
+    `      - { key: ${RETIRED}, until: "2020-01-01T00:00:00Z" }`,
+    '    limits: { rpm: 5 }',
+    // gpt-4o at 10 prompt + 5 completion tokens costs $0.000075 a request: two fit, a third's reservation does not.
+    '  - name: budgeted',
+    `    keyHash: ["sha256:${sha256Hex(BUDGET_NEW)}"]`,
+    `    previous: [{ key: ${BUDGET_OLD}, until: "2999-01-01T00:00:00Z" }]`,
+    '    budget: { usd: 0.00018, period: total }',
+    'admin:',
+    `  keys: [{ name: ops, key: ${OPS_KEY} }]`,
+    'providers:',
+    `  up: { plugin: openai, baseUrl: "${upstream.baseUrl}" }`,
+    'models:',
+    '  gpt: { targets: [{ provider: up, model: gpt-4o }] }',
+  ].join('\n'),
+);
+
+const ask = (key: string, tag: string) => t.client(key).chat.completions.create({ model: 'gpt', max_tokens: 5, messages: [{ role: 'user', content: tag }] });
+
+describe('key rotation keeps the counters on one key', () => {
+  it('the current secrets and a previous one in its overlap share one rpm window: the 6th request of 5 rpm is refused, whichever secret sends it', async () => {
+    for (const key of [OLD, OLD, OLDER, NEW, NEW]) expect((await ask(key, 'rpm')).choices[0].message.content).toBe('ok');
+    const err = await failureOf(ask(NEW, 'rpm'));
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(err.code).toBe('rate_limit_exceeded');
+    expect(err.message).toContain('Rate limit reached for key rotating on requests per min (RPM): Limit 5, Used 5, Requested 1.');
+    expect(upstream.count('rpm').requests).toBe(5);
+  });
+
+  it('and one budget: spent with the previous secret and the new one, the next request is over it', async () => {
+    await ask(BUDGET_OLD, 'budget');
+    await ask(BUDGET_NEW, 'budget');
+    const err = await failureOf(ask(BUDGET_OLD, 'budget'));
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(err.code).toBe('insufficient_quota');
+    expect(err.message).toContain('key budgeted has used $0.00015 of its $0.00018 budget');
+    expect(upstream.count('budget').requests).toBe(2);
+  });
+
+  it('a previous secret past its until: 401 invalid_api_key in the OpenAI envelope, saying the key was rotated, with a request id and no secret', async () => {
+    const err = await failureOf(ask(RETIRED, 'retired'));
+    expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(err.code).toBe('invalid_api_key');
+    expect(err.message).toBe('401 This API key was rotated: it is a previous secret of the key "rotating" and stopped working at 2020-01-01T00:00:00.000Z. Use the key\'s new secret.');
+    expect(err.requestID).toMatch(/\S/);
+    expect(upstream.count('retired').requests).toBe(0);
+
+    const res = await fetch(`${t.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${RETIRED}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt', messages: [{ role: 'user', content: 'retired' }] }),
+    });
+    const text = await res.text();
+    expect(res.status).toBe(401);
+    expect(res.headers.get('x-request-id')).toMatch(/\S/);
+    expect(JSON.parse(text)).toEqual({ error: { message: expect.stringContaining('was rotated'), type: 'authentication_error', param: null, code: 'invalid_api_key' } });
+    for (const s of SECRETS) expect(text).not.toContain(s);
+  });
+
+  it('usage and spend stay under the one key name, and no secret reaches a log line', async () => {
+    const since = `start_time=${todayStart() - 86_400}`;
+    const usage = await eventually(async () => {
+      const r = await adminGet(t.url, `/admin/v1/usage?${since}&group_by=key`, OPS_KEY);
+      const rows = r.body.data.flatMap((b: { results: Array<Record<string, unknown>> }) => b.results);
+      expect(rows.map((row: Record<string, unknown>) => [row.key, row.num_model_requests])).toEqual([
+        ['budgeted', 2],
+        ['rotating', 5],
+      ]);
+      return rows as Array<{ key: string; amount: { value: number } }>;
+    });
+    expect(usage.find((row) => row.key === 'budgeted')?.amount.value).toBeCloseTo(2 * 0.000075, 12);
+    const logs = t.logText();
+    expect(logs).toContain('"key":"rotating"');
+    for (const s of [...SECRETS, ...SECRETS.map(sha256Hex)]) expect(logs).not.toContain(s);
+  });
+});

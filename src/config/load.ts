@@ -51,7 +51,14 @@ export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.
 
   for (const u of interpolate(source, env)) reportUnset(source, u, unavailable);
 
-  const data = source.doc.toJS() as unknown;
+  let data: unknown;
+  try {
+    data = source.doc.toJS();
+  } catch (err) {
+    // Aliases are checked when the text is read; this is the library's last word (e.g. too many aliases).
+    source.error([], `the YAML cannot be read: ${(err as Error).message}`);
+    return { source, configDir, unavailable };
+  }
   if (!data || typeof data !== 'object' || Array.isArray(data)) {
     source.error([], 'the file must be a mapping with at least "providers" and "models"');
     return { source, configDir, unavailable };
@@ -61,7 +68,7 @@ export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.
   if (!valid) for (const f of describeSchemaErrors(validateGateway.errors ?? [], data)) source.error(f.path, f.message, { key: f.key });
   // Cross-checks run even after schema errors (tolerating odd shapes) so one run reports all.
   crossCheck(source, data as Partial<GatewayConfig>);
-  return { source, config: valid ? data : undefined, configDir, unavailable };
+  return { source, config: valid ? (data as GatewayConfig) : undefined, configDir, unavailable };
 }
 
 function reportUnset(source: ConfigSource, u: UnsetVariable, unavailable: Map<string, string>): void {
@@ -137,7 +144,9 @@ function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): void 
     });
   });
 
-  if (Array.isArray(config.pipeline)) checkPipeline(source, config.pipeline, keys.length);
+  // `keys:` written as something other than a list is an error of its own, not "no keys".
+  const keyCount = config.keys === undefined || Array.isArray(config.keys) ? keys.length : undefined;
+  if (Array.isArray(config.pipeline)) checkPipeline(source, config.pipeline, keyCount);
 }
 
 function stageName(ref: unknown): string | undefined {
@@ -145,7 +154,7 @@ function stageName(ref: unknown): string | undefined {
   return isObject(ref) && typeof ref.stage === 'string' ? ref.stage : undefined;
 }
 
-function checkPipeline(source: ConfigSource, pipeline: StageRef[], keyCount: number): void {
+function checkPipeline(source: ConfigSource, pipeline: StageRef[], keyCount: number | undefined): void {
   const seen = new Map<string, number>();
   let lastOrdered = -1;
   let lastOrderedName = '';

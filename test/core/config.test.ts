@@ -1,4 +1,5 @@
 /** gateway.yaml errors: every kind reported at once, each with its exact file:line:col message. */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -106,6 +107,32 @@ models:
       'gateway.yaml:2:51 keys[0].models[0]: "gpt-*" matches no model (models: demo)',
       'gateway.yaml:3:13 keys[1].name: duplicate key name "dev" (also keys[0])',
       'gateway.yaml:3:23 keys[1].key: the same secret as keys[0] ("dev"): each secret may belong to one key only',
+    ]);
+  });
+
+  it('key rotation: secrets compared by digest within and across keys and with admin keys; a previous secret needs its until', async () => {
+    const hashOf = (k: string) => `sha256:${createHash('sha256').update(k).digest('hex')}`;
+    const yaml = BASE.replace(
+      '  - { name: dev, key: sk-dev-0123456789 }',
+      [
+        '  - name: dev',
+        `    key: [sk-dev-0123456789, "\${NEXT_KEY}"]`,
+        `    keyHash: ["${hashOf('sk-dev-0123456789')}"]`,
+        '    previous:',
+        '      - { key: sk-old-0123456789, until: "2027-01-01T00:00:00Z" }',
+        '      - { key: sk-older-0123456789 }',
+        '  - name: ci',
+        `    previous: [{ keyHash: "${hashOf('sk-old-0123456789')}", until: "2027-01-01T00:00:00Z" }]`,
+        'admin:',
+        '  keys: [{ name: ops, key: sk-older-0123456789 }]',
+      ].join('\n'),
+    );
+    expect(await problems(yaml, { NEXT_KEY: 'sk-next-0123456789' })).toEqual([
+      'gateway.yaml:4:15 keys[0].keyHash[0]: this secret appears twice in this key: remove one of them',
+      'gateway.yaml:7:9 keys[0].previous[1]: missing required field "until"',
+      'gateway.yaml:8:5 keys[1]: needs "key" or "keyHash"',
+      'gateway.yaml:9:27 keys[1].previous[0].keyHash: the same secret as keys[0] ("dev"): each secret may belong to one key only',
+      'gateway.yaml:11:28 admin.keys[0].key: an admin key must differ from every client key',
     ]);
   });
 

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { failureOf, useTestGateway } from 'switchyard-gateway/kit/testing';
+import { writeFileSync } from 'node:fs';
+import { failureOf, startTestGateway, useTestGateway } from 'switchyard-gateway/kit/testing';
 import { sha256Hex } from '../../src/runtime/keys.ts';
 import { adminGet, eventually, startUsageUpstream, todayStart, type UsageUpstream } from './helpers.ts';
 
@@ -107,5 +108,41 @@ describe('key rotation keeps the counters on one key', () => {
     const logs = t.logText();
     expect(logs).toContain('"key":"rotating"');
     for (const s of [...SECRETS, ...SECRETS.map(sha256Hex)]) expect(logs).not.toContain(s);
+  });
+});
+
+describe('a rotation applied by a reload', () => {
+  it('keeps the rpm window the old secret used: the new secret continues it, and ending the overlap refuses the old one as rotated', async () => {
+    const config = (keyLines: string[]) =>
+      [
+        'keys:',
+        '  - name: reloaded',
+        ...keyLines,
+        '    limits: { rpm: 3 }',
+        'providers:',
+        `  up: { plugin: openai, baseUrl: "${upstream.baseUrl}" }`,
+        'models:',
+        '  gpt: { targets: [{ provider: up, model: gpt-4o }] }',
+      ].join('\n');
+    const gateway = await startTestGateway(config([`    key: ${OLD}`]));
+    try {
+      const send = (key: string) => gateway.client(key).chat.completions.create({ model: 'gpt', max_tokens: 5, messages: [{ role: 'user', content: 'reload' }] });
+      await send(OLD);
+      await send(OLD);
+
+      writeFileSync(gateway.configFile, config([`    keyHash: "sha256:${sha256Hex(NEW)}"`, `    previous: [{ key: ${OLD}, until: "2999-01-01T00:00:00Z" }]`]));
+      expect((await gateway.gateway.reload()).ok).toBe(true);
+      await send(NEW);
+      for (const key of [NEW, OLD]) expect((await failureOf(send(key))).code, key).toBe('rate_limit_exceeded');
+      expect(upstream.count('reload').requests).toBe(3);
+
+      writeFileSync(gateway.configFile, config([`    keyHash: "sha256:${sha256Hex(NEW)}"`, `    previous: [{ key: ${OLD}, until: "2020-01-01T00:00:00Z" }]`]));
+      expect((await gateway.gateway.reload()).ok).toBe(true);
+      const err = await failureOf(send(OLD));
+      expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect(err.message).toContain('This API key was rotated: it is a previous secret of the key "reloaded"');
+    } finally {
+      await gateway.close();
+    }
   });
 });

@@ -23,7 +23,8 @@ export function describeSchemaErrors(errors: readonly ErrorObject[], data: unkno
   const findings: SchemaFinding[] = [];
   for (const e of errors) {
     if (e.keyword !== 'oneOf' && e.keyword !== 'anyOf') continue;
-    const branches = errors.filter((b) => b !== e && b.schemaPath.startsWith(`${e.schemaPath}/`));
+    // The same schema path holds for every item of a list: the instance tells whose branch it is.
+    const branches = errors.filter((b) => b !== e && b.schemaPath.startsWith(`${e.schemaPath}/`) && within(b.instancePath, e.instancePath));
     branches.forEach((b) => branchOf.add(b));
     findings.push(...describeAlternatives(e, branches, data, prefix));
   }
@@ -34,6 +35,10 @@ export function describeSchemaErrors(errors: readonly ErrorObject[], data: unkno
     findings.push(condition ? { ...finding, message: `${finding.message} (needed when ${condition})` } : finding);
   }
   return dedupe(findings);
+}
+
+function within(instancePath: string, ancestor: string): boolean {
+  return instancePath === ancestor || instancePath.startsWith(`${ancestor}/`);
 }
 
 /** For each failed `if`: the path of its `then` → its condition in words (`backend is "redis"`). */
@@ -112,7 +117,15 @@ function describeOne(e: ErrorObject, data: unknown, prefix: PathSegment[]): Sche
       // `port:8080` is one string to YAML: a key needs a space after its colon.
       const glued = p.type === 'object' && typeof e.data === 'string' && /^[\w.-]+:[^\s/]/.test(e.data);
       const listed = p.type === 'array' && e.data !== null && typeof e.data === 'object';
-      const hint = glued ? `; put a space after the colon: "${(e.data as string).replace(':', ': ')}"` : listed ? '; start each item with "- " or write [ ... ]' : '';
+      // YAML 1.2 (what the yaml package reads) has only true and false; yes/no/on/off are text.
+      const yesNo = p.type === 'boolean' && typeof e.data === 'string' && /^(yes|no|on|off|y|n)$/i.test(e.data);
+      const hint = glued
+        ? `; put a space after the colon: "${(e.data as string).replace(':', ': ')}"`
+        : listed
+          ? '; start each item with "- " or write [ ... ]'
+          : yesNo
+            ? '; YAML reads it as text: write true or false'
+            : '';
       return { path, key: false, message: `must be ${String(p.type).split(',').map(article).join(' or ')} (got ${typeName(e.data)})${hint}` };
     }
     case 'const':

@@ -222,6 +222,23 @@ const IN_PLAIN_WORDS: Array<[what: string, yaml: string, expected: string[]]> = 
     ['gateway.yaml:2:3 keys: must be a list (got a mapping); start each item with "- " or write [ ... ]'],
   ],
   ['an empty value', `server:\n${BASE}`, ['gateway.yaml:1:8 server: must be a mapping (got null, an empty value)']],
+  [
+    'one bad item of a list, next to a good one with its own mistake',
+    `${BASE}pipeline: [auth, 3, { stage: validate, opts: 1 }, route, retry, transform-response, log]\n`,
+    ['gateway.yaml:9:18 pipeline[1]: must be a string or a mapping (got number 3)', 'gateway.yaml:9:40 pipeline[2].opts: unknown field "opts" (known: stage, options)'],
+  ],
+  ['yes for a boolean', `metrics: { enabled: yes }\n${BASE}`, ['gateway.yaml:1:21 metrics.enabled: must be true or false (got string "yes"); YAML reads it as text: write true or false']],
+  [
+    "a plugin's option of the wrong form",
+    BASE.replace('local: { plugin: openai, baseUrl: "http://127.0.0.1:1/v1" }', 'local: { plugin: bedrock, region: US_EAST }'),
+    ['gateway.yaml:5:37 providers.local.region: must be lowercase letters, digits and "-", such as us-east-1 (got "US_EAST")'],
+  ],
+  ['a value starting with @', `server: { host: @home }\n${BASE}`, ['gateway.yaml:1:17 a plain value cannot start with "@": put the value in quotes']],
+  [
+    'an unknown escape in double quotes',
+    `server: { host: "a\\qb" }\n${BASE}`,
+    ['gateway.yaml:1:19 this escape is not one YAML knows inside "double quotes": write \\\\ for a backslash, or use \'single quotes\''],
+  ],
   // YAML syntax: where the mistake is, not where the parser noticed it.
   [
     'an unclosed { (noticed a line later)',

@@ -87,8 +87,10 @@ function unexpectedToken(kind: string, source: string): string {
   return `"${source}" is out of place here: check the line above for an unclosed bracket or quote, or a missing ":"`;
 }
 
-/** `subject` starts the line but lines up with no key above it: say where it could go. */
-function misaligned(lines: Lines, line: number, problem: string): SyntaxFinding {
+/** The line starts with a key that lines up with no key above it: say where it could go. */
+function misaligned(lines: Lines, at: number, problem: string): SyntaxFinding {
+  // The parser may stop on a blank or comment line before the misplaced one.
+  const line = lines.isContent(at) ? at : (lines.nextContentLine(at) ?? at);
   const content = lines.text(line);
   const column = content.length - content.trimStart().length + 1;
   const subject = content.trim().replace(/:(\s.*)?$/, '');
@@ -158,13 +160,13 @@ class Lines {
     return this.#text.slice(start, end).replace(/\r$/, '');
   }
 
-  #isContent(line: number): boolean {
+  isContent(line: number): boolean {
     const t = this.text(line).trim();
     return t !== '' && !t.startsWith('#');
   }
 
   nextContentLine(line: number): number | undefined {
-    for (let l = line + 1; l <= this.#starts.length; l++) if (this.#isContent(l)) return l;
+    for (let l = line + 1; l <= this.#starts.length; l++) if (this.isContent(l)) return l;
     return undefined;
   }
 
@@ -173,7 +175,7 @@ class Lines {
     const keys: Array<{ column: number; name: string }> = [];
     let limit = Number.POSITIVE_INFINITY;
     for (let l = line - 1; l >= 1 && limit > 1; l--) {
-      if (!this.#isContent(l)) continue;
+      if (!this.isContent(l)) continue;
       const text = this.text(l);
       const trimmed = text.trimStart();
       const column = text.length - trimmed.length + 1;

@@ -91,6 +91,17 @@ describe('key rotation keeps the counters on one key', () => {
     expect(res.headers.get('x-request-id')).toMatch(/\S/);
     expect(JSON.parse(text)).toEqual({ error: { message: expect.stringContaining('was rotated'), type: 'authentication_error', param: null, code: 'invalid_api_key' } });
     for (const s of SECRETS) expect(text).not.toContain(s);
+
+    // Anthropic clients (x-api-key on /v1/messages) get the same refusal in Anthropic's envelope.
+    const messages = await fetch(`${t.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': RETIRED, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt', max_tokens: 5, messages: [{ role: 'user', content: 'retired' }] }),
+    });
+    expect(messages.status).toBe(401);
+    expect(messages.headers.get('request-id')).toMatch(/\S/);
+    expect(await messages.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: expect.stringContaining('This API key was rotated') } });
+    expect(upstream.count('retired').requests).toBe(0);
   });
 
   it('usage and spend stay under the one key name, and no secret reaches a log line', async () => {

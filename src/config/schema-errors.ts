@@ -99,7 +99,10 @@ function describeOne(e: ErrorObject, data: unknown, prefix: PathSegment[]): Sche
       const known = Object.keys((e.parentSchema?.properties as object | undefined) ?? {});
       const hint = closest(field, known);
       const list = known.length ? ` (known: ${known.join(', ')})` : '';
-      return { path: [...path, field], key: true, message: `unknown field "${field}"${hint ? ` (did you mean "${hint}"?)` : list}` };
+      const owner = listOwning(field, e.parentSchema);
+      // A field of a list's items written at the list's level: its line is not indented under the "- ".
+      const indent = owner ? `; "${field}" belongs to each item of "${owner}": indent it under the item's "- "` : '';
+      return { path: [...path, field], key: true, message: `unknown field "${field}"${hint ? ` (did you mean "${hint}"?)` : list}${indent}` };
     }
     case 'discriminator': {
       const tag = String(p.tag);
@@ -164,6 +167,12 @@ function describeOne(e: ErrorObject, data: unknown, prefix: PathSegment[]): Sche
       // Keywords our schemas do not use: say so plainly rather than in ajv's words.
       return { path, key: false, message: 'is not a valid value here' };
   }
+}
+
+/** The property of `schema` that is a list whose items have the field `field`, if any. */
+function listOwning(field: string, schema: unknown): string | undefined {
+  const properties = (schema as { properties?: Record<string, { type?: unknown; items?: { properties?: Record<string, unknown> } }> } | undefined)?.properties ?? {};
+  return Object.entries(properties).find(([, v]) => v.type === 'array' && v.items?.properties && field in v.items.properties)?.[0];
 }
 
 const BOUND: Record<string, string> = { minimum: 'at least', maximum: 'at most', exclusiveMinimum: 'more than', exclusiveMaximum: 'less than' };

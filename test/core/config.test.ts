@@ -227,6 +227,14 @@ const IN_PLAIN_WORDS: Array<[what: string, yaml: string, expected: string[]]> = 
     `${BASE}pipeline: [auth, 3, { stage: validate, opts: 1 }, route, retry, transform-response, log]\n`,
     ['gateway.yaml:9:18 pipeline[1]: must be a string or a mapping (got number 3)', 'gateway.yaml:9:40 pipeline[2].opts: unknown field "opts" (known: stage, options)'],
   ],
+  [
+    'a list item\'s field not indented under its "- "',
+    `${BASE}  fast:\n    targets:\n    - provider: mock\n    model: m\n`,
+    [
+      'gateway.yaml:11:7 models.fast.targets[0]: missing required field "model"',
+      'gateway.yaml:12:5 models.fast.model: unknown field "model" (known: description, dropUnsupportedParams, strategy, retry, targets, timeout, cooldown, fallbacks); "model" belongs to each item of "targets": indent it under the item\'s "- "',
+    ],
+  ],
   ['yes for a boolean', `metrics: { enabled: yes }\n${BASE}`, ['gateway.yaml:1:21 metrics.enabled: must be true or false (got string "yes"); YAML reads it as text: write true or false']],
   [
     "a plugin's option of the wrong form",

@@ -4,6 +4,7 @@
  * switchyard plugin new provider|stage NAME [--dir DIR]       scaffold a plugin
  * switchyard usage [--url U] [--admin-key K] [--days N] [--by key|team|model]
  *                                                             a running gateway's usage, spend and quotas (admin API)
+ * switchyard key new                                          a fresh client key and its keyHash line
  * (`--version` is answered by bin/switchyard.mjs, which knows where package.json is.)
  */
 import cluster from 'node:cluster';
@@ -22,6 +23,7 @@ import { workerCount } from './cluster/workers.ts';
 import path from 'node:path';
 import { scaffoldPlugin } from './scaffold/new-plugin.ts';
 import { usageReport, UsageCommandError, type UsageGrouping } from './admin/usage-table.ts';
+import { freshKey } from './runtime/keys.ts';
 
 const USAGE = `Usage:
   switchyard [serve] [--config FILE] [--port N] [--host H] [--no-watch]
@@ -37,6 +39,9 @@ const USAGE = `Usage:
                                                       limits, quota left and budget, read from its admin API
                                                       (default URL http://127.0.0.1:8080; the key defaults to
                                                       $SWITCHYARD_ADMIN_KEY, one of admin.keys)
+  switchyard key new                                  print a fresh random client key and its keyHash line for
+                                                      gateway.yaml (to rotate a key: add it first in the entry's
+                                                      key/keyHash list, or move the old one under previous)
   switchyard --version                                print the version
   switchyard --help                                   print this text`;
 
@@ -67,6 +72,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'validate') return validate(rest[0] ?? values.config ?? 'gateway.yaml', values.strict === true);
   if (command === 'plugin') return newPlugin(rest, values.dir);
   if (command === 'usage') return usage(values);
+  if (command === 'key') return newKey(rest);
   if (command !== undefined && command !== 'serve') {
     process.stderr.write(`unknown command "${command}"\n${USAGE}\n`);
     return 2;
@@ -91,6 +97,19 @@ function newPlugin(args: string[], dir: string | undefined): number {
     process.stderr.write(`${(err as Error).message}\n`);
     return 1;
   }
+}
+
+/** `switchyard key new`: the secret for the client, and the line that lets gateway.yaml hold only its hash. */
+function newKey(args: string[]): number {
+  if (args.length !== 1 || args[0] !== 'new') {
+    process.stderr.write('usage: switchyard key new\n');
+    return 2;
+  }
+  const { key, keyHash } = freshKey();
+  process.stdout.write(
+    `# The new key: give it to its client (it is not stored anywhere; lost, make another).\nkey: ${key}\n# For its entry under keys: in gateway.yaml (rotating: keyHash: [new, old], or keep the old one under previous: with an until).\nkeyHash: ${keyHash}\n`,
+  );
+  return 0;
 }
 
 /** Reads the admin API of a running gateway; exit 2 for a usage mistake, 1 when the gateway cannot answer. */

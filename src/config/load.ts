@@ -11,6 +11,7 @@ import { ConfigSource } from './source.ts';
 import { interpolate, type UnsetVariable } from './interpolate.ts';
 import { describeSchemaErrors, closest } from './schema-errors.ts';
 import { compileGlob } from './glob.ts';
+import { secretsOf } from './key-secrets.ts';
 import type { GatewayConfig, StageRef } from './types.ts';
 import type { PathSegment } from './issues.ts';
 import { BUILTIN_STAGES, DEFAULT_PIPELINE, builtinStage } from '../pipeline/stages.ts';
@@ -50,7 +51,14 @@ export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.
 
   for (const u of interpolate(source, env)) reportUnset(source, u, unavailable);
 
-  const data = source.doc.toJS() as unknown;
+  let data: unknown;
+  try {
+    data = source.doc.toJS();
+  } catch (err) {
+    // Aliases are checked when the text is read; this is the library's last word (e.g. too many aliases).
+    source.error([], `the YAML cannot be read: ${(err as Error).message}`);
+    return { source, configDir, unavailable };
+  }
   if (!data || typeof data !== 'object' || Array.isArray(data)) {
     source.error([], 'the file must be a mapping with at least "providers" and "models"');
     return { source, configDir, unavailable };
@@ -60,7 +68,7 @@ export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.
   if (!valid) for (const f of describeSchemaErrors(validateGateway.errors ?? [], data)) source.error(f.path, f.message, { key: f.key });
   // Cross-checks run even after schema errors (tolerating odd shapes) so one run reports all.
   crossCheck(source, data as Partial<GatewayConfig>);
-  return { source, config: valid ? data : undefined, configDir, unavailable };
+  return { source, config: valid ? (data as GatewayConfig) : undefined, configDir, unavailable };
 }
 
 function reportUnset(source: ConfigSource, u: UnsetVariable, unavailable: Map<string, string>): void {
@@ -95,7 +103,8 @@ function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): void 
       });
     }
     list(isObject(model) ? model.targets : undefined).forEach((t, i) => {
-      if (!isObject(t) || typeof t.provider !== 'string' || providers[t.provider]) return;
+      // A provider written with an empty value is already an error of its own.
+      if (!isObject(t) || typeof t.provider !== 'string' || Object.hasOwn(providers, t.provider)) return;
       const hint = closest(t.provider, providerNames);
       source.error(['models', alias, 'targets', i, 'provider'], `unknown provider "${t.provider}"${hint ? ` (did you mean "${hint}"?)` : ''} (known: ${providerNames.join(', ') || 'none'})`);
     });
@@ -108,23 +117,25 @@ function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): void 
     const hint = closest(k.team, teamNames);
     source.error(['keys', i, 'team'], `unknown team "${k.team}"${hint ? ` (did you mean "${hint}"?)` : ''} (teams: ${teamNames.join(', ') || 'none'})`);
   });
-  const adminKeys = list(isObject(config.admin) ? config.admin.keys : undefined).filter(isObject);
-  const clientSecrets = new Set(keys.map((k) => k.key ?? k.keyHash).filter((s) => typeof s === 'string'));
-  adminKeys.forEach((k, i) => {
-    const secret = k.key ?? k.keyHash;
-    if (typeof secret === 'string' && clientSecrets.has(secret)) source.error(['admin', 'keys', i, k.key ? 'key' : 'keyHash'], 'an admin key must differ from every client key');
+  // Secrets compared by digest, so `key: x` and `keyHash: sha256(x)` are the same secret.
+  const secretsByKey = keys.map((k, i) => secretsOf(k, ['keys', i]));
+  const clientDigests = new Set(secretsByKey.flat().map((s) => s.digest));
+  list(isObject(config.admin) ? config.admin.keys : undefined).forEach((k, i) => {
+    const [secret] = secretsOf(k, ['admin', 'keys', i]);
+    if (secret && clientDigests.has(secret.digest)) source.error(secret.path, 'an admin key must differ from every client key');
   });
   const names = new Map<string, number>();
-  const secrets = new Map<string, number>();
+  const owners = new Map<string, number>();
   keys.forEach((k, i) => {
     if (typeof k.name === 'string') {
       if (names.has(k.name)) source.error(['keys', i, 'name'], `duplicate key name "${k.name}" (also keys[${names.get(k.name)}])`);
       else names.set(k.name, i);
     }
-    const secret = typeof k.key === 'string' ? k.key : typeof k.keyHash === 'string' ? k.keyHash : undefined;
-    if (secret !== undefined) {
-      if (secrets.has(secret)) source.error(['keys', i, k.key ? 'key' : 'keyHash'], `the same key as keys[${secrets.get(secret)}] ("${keys[secrets.get(secret)!].name}")`);
-      else secrets.set(secret, i);
+    for (const secret of secretsByKey[i]) {
+      const owner = owners.get(secret.digest);
+      if (owner === i) source.error(secret.path, 'this secret appears twice in this key: remove one of them');
+      else if (owner !== undefined) source.error(secret.path, `the same secret as keys[${owner}] ("${keys[owner].name}"): each secret may belong to one key only`);
+      else owners.set(secret.digest, i);
     }
     list(k.models).forEach((glob, j) => {
       if (typeof glob !== 'string' || modelNames.length === 0) return;
@@ -133,7 +144,9 @@ function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): void 
     });
   });
 
-  if (Array.isArray(config.pipeline)) checkPipeline(source, config.pipeline, keys.length);
+  // `keys:` written as something other than a list is an error of its own, not "no keys".
+  const keyCount = config.keys === undefined || Array.isArray(config.keys) ? keys.length : undefined;
+  if (Array.isArray(config.pipeline)) checkPipeline(source, config.pipeline, keyCount);
 }
 
 function stageName(ref: unknown): string | undefined {
@@ -141,7 +154,7 @@ function stageName(ref: unknown): string | undefined {
   return isObject(ref) && typeof ref.stage === 'string' ? ref.stage : undefined;
 }
 
-function checkPipeline(source: ConfigSource, pipeline: StageRef[], keyCount: number): void {
+function checkPipeline(source: ConfigSource, pipeline: StageRef[], keyCount: number | undefined): void {
   const seen = new Map<string, number>();
   let lastOrdered = -1;
   let lastOrderedName = '';

@@ -14,19 +14,45 @@ export interface SchemaFinding {
 }
 
 export function describeSchemaErrors(errors: readonly ErrorObject[], data: unknown, prefix: PathSegment[] = []): SchemaFinding[] {
+  // ajv reports a failed `if`/`then` twice: the `then` part's own error and "must match then":
+  // the first, said with its condition, is the useful one. A bad mapping key is one
+  // propertyNames error, not also the pattern error under it.
+  const conditions = conditionsOf(errors);
+  errors = errors.filter((e) => e.keyword !== 'if' && !(e.propertyName !== undefined && e.keyword !== 'propertyNames'));
   const branchOf = new Set<ErrorObject>();
   const findings: SchemaFinding[] = [];
   for (const e of errors) {
     if (e.keyword !== 'oneOf' && e.keyword !== 'anyOf') continue;
-    const branches = errors.filter((b) => b !== e && b.schemaPath.startsWith(`${e.schemaPath}/`));
+    // The same schema path holds for every item of a list: the instance tells whose branch it is.
+    const branches = errors.filter((b) => b !== e && b.schemaPath.startsWith(`${e.schemaPath}/`) && within(b.instancePath, e.instancePath));
     branches.forEach((b) => branchOf.add(b));
     findings.push(...describeAlternatives(e, branches, data, prefix));
   }
   for (const e of errors) {
     if (branchOf.has(e) || e.keyword === 'oneOf' || e.keyword === 'anyOf') continue;
-    findings.push(describeOne(e, data, prefix));
+    const finding = describeOne(e, data, prefix);
+    const condition = [...conditions].find(([then]) => e.schemaPath.startsWith(then))?.[1];
+    findings.push(condition ? { ...finding, message: `${finding.message} (needed when ${condition})` } : finding);
   }
   return dedupe(findings);
+}
+
+function within(instancePath: string, ancestor: string): boolean {
+  return instancePath === ancestor || instancePath.startsWith(`${ancestor}/`);
+}
+
+/** For each failed `if`: the path of its `then` → its condition in words (`backend is "redis"`). */
+function conditionsOf(errors: readonly ErrorObject[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const e of errors) {
+    if (e.keyword !== 'if' || !e.schemaPath.endsWith('/if')) continue;
+    const condition = (e.parentSchema as { if?: { properties?: Record<string, { const?: unknown }> } } | undefined)?.if;
+    const parts = Object.entries(condition?.properties ?? {})
+      .filter(([, v]) => v.const !== undefined)
+      .map(([k, v]) => `${k} is ${JSON.stringify(v.const)}`);
+    if (parts.length) out.set(`${e.schemaPath.slice(0, -'/if'.length)}/then/`, parts.join(' and '));
+  }
+  return out;
 }
 
 function describeAlternatives(e: ErrorObject, branches: ErrorObject[], data: unknown, prefix: PathSegment[]): SchemaFinding[] {
@@ -43,13 +69,25 @@ function describeAlternatives(e: ErrorObject, branches: ErrorObject[], data: unk
     const index = b.schemaPath.slice(e.schemaPath.length + 1).split('/')[0];
     byBranch.set(index, [...(byBranch.get(index) ?? []), b]);
   }
+  // A branch whose type (or constant) the value does not have is no explanation.
+  const misfit = (b: ErrorObject) => b.instancePath === e.instancePath && (b.keyword === 'type' || b.keyword === 'const' || b.keyword === 'enum');
   for (const list of byBranch.values()) {
-    if (!list.some((b) => b.keyword === 'type' && b.instancePath === e.instancePath)) {
-      return list.map((b) => describeOne(b, data, prefix));
-    }
+    if (!list.some(misfit)) return list.map((b) => describeOne(b, data, prefix));
   }
-  const types = alternatives.map((a) => (typeof a.type === 'string' ? article(a.type) : 'another form'));
-  return [{ path, key: false, message: `must be ${types.join(' or ')} (got ${typeName(e.data)})` }];
+  return [{ path, key: false, message: `must be ${alternatives.map(describeForm).join(' or ')} (got ${typeName(e.data)})` }];
+}
+
+/** What values a (small) schema accepts, in words: `an integer from 1 to 256`, `"auto"`. */
+function describeForm(schema: Record<string, unknown>): string {
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  if (Array.isArray(schema.enum)) return `one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (typeof schema.type !== 'string') return 'another form';
+  const { minimum: min, maximum: max } = schema;
+  if ((schema.type === 'integer' || schema.type === 'number') && (min !== undefined || max !== undefined)) {
+    if (min !== undefined && max !== undefined) return `${article(schema.type)} from ${String(min)} to ${String(max)}`;
+    return min !== undefined ? `${article(schema.type)} of at least ${String(min)}` : `${article(schema.type)} of at most ${String(max)}`;
+  }
+  return article(schema.type);
 }
 
 function describeOne(e: ErrorObject, data: unknown, prefix: PathSegment[]): SchemaFinding {
@@ -61,7 +99,10 @@ function describeOne(e: ErrorObject, data: unknown, prefix: PathSegment[]): Sche
       const known = Object.keys((e.parentSchema?.properties as object | undefined) ?? {});
       const hint = closest(field, known);
       const list = known.length ? ` (known: ${known.join(', ')})` : '';
-      return { path: [...path, field], key: true, message: `unknown field "${field}"${hint ? ` (did you mean "${hint}"?)` : list}` };
+      const owner = listOwning(field, e.parentSchema);
+      // A field of a list's items written at the list's level: its line is not indented under the "- ".
+      const indent = owner ? `; "${field}" belongs to each item of "${owner}": indent it under the item's "- "` : '';
+      return { path: [...path, field], key: true, message: `unknown field "${field}"${hint ? ` (did you mean "${hint}"?)` : list}${indent}` };
     }
     case 'discriminator': {
       const tag = String(p.tag);
@@ -75,17 +116,35 @@ function describeOne(e: ErrorObject, data: unknown, prefix: PathSegment[]): Sche
     case 'required':
       // Point at the key naming the incomplete mapping (`demo:`), not at its first child.
       return { path, key: path.length > 0, message: `missing required field "${String(p.missingProperty)}"` };
-    case 'type':
-      return { path, key: false, message: `must be ${String(p.type).split(',').map(article).join(' or ')} (got ${typeName(e.data)})` };
+    case 'type': {
+      // `port:8080` is one string to YAML: a key needs a space after its colon.
+      const glued = p.type === 'object' && typeof e.data === 'string' && /^[\w.-]+:[^\s/]/.test(e.data);
+      const listed = p.type === 'array' && e.data !== null && typeof e.data === 'object';
+      // YAML 1.2 (what the yaml package reads) has only true and false; yes/no/on/off are text.
+      const yesNo = p.type === 'boolean' && typeof e.data === 'string' && /^(yes|no|on|off|y|n)$/i.test(e.data);
+      const hint = glued
+        ? `; put a space after the colon: "${(e.data as string).replace(':', ': ')}"`
+        : listed
+          ? '; start each item with "- " or write [ ... ]'
+          : yesNo
+            ? '; YAML reads it as text: write true or false'
+            : '';
+      return { path, key: false, message: `must be ${String(p.type).split(',').map(article).join(' or ')} (got ${typeName(e.data)})${hint}` };
+    }
+    case 'const':
+      return { path, key: false, message: `must be ${JSON.stringify(p.allowedValue)} (got ${typeName(e.data)})` };
     case 'enum': {
       const allowed = (p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ');
       const hint = typeof e.data === 'string' ? closest(e.data, (p.allowedValues as unknown[]).map(String)) : undefined;
       return { path, key: false, message: `must be one of ${allowed} (got ${JSON.stringify(e.data)})${hint ? `; did you mean "${hint}"?` : ''}` };
     }
-    case 'pattern':
-      return { path, key: false, message: `${JSON.stringify(e.data)} does not have the expected form (${describePattern(String(p.pattern))})` };
+    case 'pattern': {
+      const form = describePattern(String(p.pattern));
+      const description = typeof e.parentSchema?.description === 'string' ? `: ${e.parentSchema.description}` : '';
+      return { path, key: false, message: form ? `must be ${form} (got ${JSON.stringify(e.data)})` : `${JSON.stringify(e.data)} does not have the expected form${description}` };
+    }
     case 'propertyNames':
-      return { path: [...path, String(p.propertyName)], key: true, message: `name "${String(p.propertyName)}" may only use letters, digits, "_", "." and "-"` };
+      return { path: [...path, String(p.propertyName)], key: true, message: `name "${String(p.propertyName)}" may only use letters, digits, "_", "." and "-", starting with a letter or digit` };
     case 'minItems':
       return { path, key: false, message: `needs at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}` };
     case 'minProperties':
@@ -94,17 +153,49 @@ function describeOne(e: ErrorObject, data: unknown, prefix: PathSegment[]): Sche
     case 'maximum':
     case 'exclusiveMinimum':
     case 'exclusiveMaximum':
-      return { path, key: false, message: `${String(e.message)} (got ${JSON.stringify(e.data)})` };
+      return { path, key: false, message: `must be ${BOUND[e.keyword]} ${String(p.limit)} (got ${JSON.stringify(e.data)})` };
+    case 'minLength':
+      // The value is not shown: it may be a secret (`key` needs 8 characters).
+      return { path, key: false, message: p.limit === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters long` };
+    case 'maxLength':
+      return { path, key: false, message: `must be at most ${String(p.limit)} characters long` };
+    case 'maxItems':
+      return { path, key: false, message: `may have at most ${String(p.limit)} item${p.limit === 1 ? '' : 's'}` };
+    case 'uniqueItems':
+      return { path, key: false, message: `lists the same item twice (items ${String(p.j)} and ${String(p.i)}): remove one` };
     default:
-      return { path, key: false, message: e.message ?? e.keyword };
+      // Keywords our schemas do not use: say so plainly rather than in ajv's words.
+      return { path, key: false, message: 'is not a valid value here' };
   }
 }
 
-function describePattern(pattern: string): string {
-  if (pattern === '^https?://') return 'an http:// or https:// URL';
-  if (pattern.startsWith('^sha256:')) return 'sha256: followed by 64 lowercase hex digits';
-  if (pattern.includes('(b|kb|mb|gb)')) return 'a size such as 512kb or 10mb';
-  return `must match ${pattern}`;
+/** The property of `schema` that is a list whose items have the field `field`, if any. */
+function listOwning(field: string, schema: unknown): string | undefined {
+  const properties = (schema as { properties?: Record<string, { type?: unknown; items?: { properties?: Record<string, unknown> } }> } | undefined)?.properties ?? {};
+  return Object.entries(properties).find(([, v]) => v.type === 'array' && v.items?.properties && field in v.items.properties)?.[0];
+}
+
+const BOUND: Record<string, string> = { minimum: 'at least', maximum: 'at most', exclusiveMinimum: 'more than', exclusiveMaximum: 'less than' };
+
+/**
+ * The forms our schemas' patterns (gateway.yaml and the built-in plugins') stand for, in
+ * words; a test checks that every pattern in them is here, so none is shown as a regex.
+ */
+const PATTERNS: ReadonlyArray<readonly [test: (pattern: string) => boolean, form: string]> = [
+  [(p) => p === '^https?://', 'an http:// or https:// URL'],
+  [(p) => p === '^rediss?://', 'a redis:// or rediss:// URL, such as redis://127.0.0.1:6379'],
+  [(p) => p === '^/', 'a path starting with "/"'],
+  [(p) => p.startsWith('^sha256:'), 'sha256: followed by 64 lowercase hex digits (switchyard key new prints one)'],
+  [(p) => p.includes('(b|kb|mb|gb)'), 'a size such as 512kb or 10mb'],
+  [(p) => p.startsWith('^\\d{4}-\\d{2}-\\d{2}T'), 'a date and time with a zone, such as 2027-01-01T00:00:00Z'],
+  [(p) => p === '^[A-Za-z0-9][A-Za-z0-9_.-]*$' || p === '^[A-Za-z0-9][A-Za-z0-9._-]*$', 'a name of letters, digits, "_", "." and "-", starting with a letter or digit'],
+  [(p) => p === '^[a-z0-9-]+$', 'lowercase letters, digits and "-", such as us-east-1'],
+  [(p) => p === '^[A-Za-z0-9.]+$', 'letters, digits and ".", such as v1beta'],
+];
+
+/** A pattern in words, or undefined when it is not one of ours. */
+export function describePattern(pattern: string): string | undefined {
+  return PATTERNS.find(([test]) => test(pattern))?.[1];
 }
 
 /** instancePath "/models/fast/targets/1" → ['models', 'fast', 'targets', 1], using the data to tell indices from keys. */
@@ -130,7 +221,7 @@ function article(type: string): string {
 }
 
 function typeName(v: unknown): string {
-  if (v === null) return 'null';
+  if (v === null) return 'null, an empty value';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
   return `${typeof v} ${JSON.stringify(v)}`;

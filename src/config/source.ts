@@ -2,7 +2,8 @@
  * gateway.yaml as a YAML document that still knows where every node came from, so that any
  * finding (schema, cross-check, plugin options) can be reported as file:line:col.
  */
-import { type Document, LineCounter, parseDocument, isMap, isPair, isScalar, isSeq, type Node, type Pair } from 'yaml';
+import { type Document, LineCounter, parseDocument, isMap, isPair, isScalar, isSeq, visit, type Node, type Pair } from 'yaml';
+import { describeYamlError } from './yaml-errors.ts';
 import { formatPath, type ConfigIssue, type PathSegment } from './issues.ts';
 
 export class ConfigSource {
@@ -17,13 +18,34 @@ export class ConfigSource {
     this.doc = parseDocument(text, { lineCounter: this.#lines, prettyErrors: false, uniqueKeys: true });
     // Only the first syntax error: the ones after it are nearly always its echoes.
     for (const e of [...this.doc.errors.slice(0, 1), ...this.doc.warnings]) {
-      const [line, col] = e.linePos?.[0] ? [e.linePos[0].line, e.linePos[0].col] : this.#pos(e.pos[0]);
-      const message = e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
       // A repeated key is named by its path (`models.demo`), like every other config error.
       const keyPath = e.code === 'DUPLICATE_KEY' ? pathOfKeyAt(this.doc.contents, e.pos[0], []) : undefined;
-      const shown = keyPath ? `"${keyPath[keyPath.length - 1]}" appears twice in this mapping (YAML keys must be unique)` : `YAML: ${message}`;
-      this.issues.push({ severity: this.doc.errors.includes(e as never) ? 'error' : 'warning', file, line, col, path: keyPath ? formatPath(keyPath) : '', message: shown });
+      const { offset, message } = keyPath
+        ? { offset: e.pos[0], message: `"${keyPath[keyPath.length - 1]}" appears twice in this mapping (YAML keys must be unique): remove one, or rename it` }
+        : describeYamlError(e, text);
+      const [line, col] = this.#pos(offset);
+      this.issues.push({ severity: this.doc.errors.includes(e as never) ? 'error' : 'warning', file, line, col, path: keyPath ? formatPath(keyPath) : '', message });
     }
+    if (this.doc.errors.length === 0) this.#checkAliases();
+  }
+
+  /** `*name` with no `&name` before it would only fail later, inside the YAML library, without a position. */
+  #checkAliases(): void {
+    visit(this.doc, {
+      Alias: (_, alias) => {
+        if (alias.resolve(this.doc)) return;
+        const [line, col] = alias.range ? this.#pos(alias.range[0]) : [1, 1];
+        this.issues.push({
+          severity: 'error',
+          file: this.file,
+          line,
+          col,
+          path: '',
+          message: `"*${alias.source}" refers to no anchor: define "&${alias.source}" on a value above it, or put the text in quotes if "*" was meant literally`,
+        });
+        return visit.BREAK;
+      },
+    });
   }
 
   /** The node at a path; with `key`, the mapping key naming the last segment (for unknown fields). */
@@ -38,6 +60,8 @@ export class ConfigSource {
       const pair = parent.items.find((p: Pair) => isScalar(p.key) && String(p.key.value) === String(last));
       return (pair?.key as Node | undefined) ?? undefined;
     }
+    // A list item has no key of its own: the item stands for it.
+    if (isSeq(parent) && typeof last === 'number') return (parent.items[last] as Node | undefined) ?? undefined;
     return undefined;
   }
 

@@ -50,10 +50,20 @@ export interface BudgetConfig {
   period: 'daily' | 'weekly' | 'monthly' | 'total';
 }
 
-export interface KeyConfig {
-  name: string;
+/** A secret the key was rotated away from: accepted until `until`, then refused as rotated. */
+export interface PreviousKeySecret {
   key?: string;
   keyHash?: string;
+  /** ISO 8601 instant with a zone. */
+  until: string;
+}
+
+export interface KeyConfig {
+  name: string;
+  /** The secret, or several while rotating (each accepted, all counted under `name`). */
+  key?: string | string[];
+  keyHash?: string | string[];
+  previous?: PreviousKeySecret[];
   models: string[];
   team?: string;
   limits?: RateLimits;

@@ -9,6 +9,8 @@ export interface KeyIdentity {
   team?: string;
   /** Epoch ms after which the key is refused (`expiresAt`). */
   expiresAt?: number;
+  /** Set when the secret presented is a previous one (`previous:`, a rotation): epoch ms from which it is refused as rotated. */
+  retiresAt?: number;
   /** May this key use the model alias? */
   allows(model: string): boolean;
 }

@@ -15,7 +15,7 @@ import { dispatch } from '../pipeline/dispatch.ts';
 import type { GenerationServices } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import type { ProviderPlugin, RequestContext, RequestOutcome, RuntimeView, StageInstance, StagePlugin } from '../plugin-api.ts';
-import { buildKeyIndex, keyFinder } from './keys.ts';
+import { buildKeyIndex, keyFinder, plainKeySecrets } from './keys.ts';
 import { makeRedactor } from './redact.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { parseSize } from './size.ts';
@@ -89,7 +89,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
 
   const plugins = await loadPlugins(parsed, { generation, modules, files, changed });
   if (source.hasErrors) throw new ConfigError(source.issues);
-  const redact = makeRedactor([...plugins.secrets, ...config.keys.flatMap((k) => (k.key ? [k.key] : []))]);
+  const redact = makeRedactor([...plugins.secrets, ...plainKeySecrets(config.keys)]);
 
   // Provider instances (carried over when unchanged). A create() that throws is a config error.
   const providers = await createProviders(Object.entries(config.providers), plugins.providers as ProviderPlugin[], parsed.unavailable, previous?.providers, { source, log, configDir, redact });

@@ -1,21 +1,22 @@
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { compileGlob } from '../config/glob.ts';
+import { secretsOf, sha256Hex } from '../config/key-secrets.ts';
 import type { KeyConfig } from '../config/types.ts';
 import type { KeyIdentity } from '../plugin-api.ts';
 
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
+export { sha256Hex };
 
 /**
  * Keys are indexed by the sha256 of the secret. Looking up the digest of the presented token
  * compares fixed-length hashes, so timing reveals nothing about the stored keys, and `keyHash`
- * entries (no secret in the file) work the same way as plain ones.
+ * entries (no secret in the file) work the same way as plain ones. Every secret of an entry
+ * (a list while rotating, and `previous` ones) maps to an identity with the entry's one name,
+ * so limits, budgets and usage count them together; a previous secret's identity carries
+ * `retiresAt`, for the auth stage to refuse it as rotated once that has passed.
  */
 export function buildKeyIndex(keys: readonly KeyConfig[]): Map<string, KeyIdentity> {
   const index = new Map<string, KeyIdentity>();
-  for (const k of keys) {
-    const digest = k.keyHash ? k.keyHash.slice('sha256:'.length) : sha256Hex(k.key!);
+  keys.forEach((k, i) => {
     const globs = k.models.map(compileGlob);
     const everything = k.models.includes('*');
     const identity: KeyIdentity = {
@@ -24,9 +25,17 @@ export function buildKeyIndex(keys: readonly KeyConfig[]): Map<string, KeyIdenti
       expiresAt: k.expiresAt === undefined ? undefined : Date.parse(k.expiresAt),
       allows: everything ? () => true : (model) => globs.some((g) => g.test(model)),
     };
-    index.set(digest, Object.freeze(identity));
-  }
+    const current = Object.freeze(identity);
+    for (const secret of secretsOf(k, ['keys', i])) {
+      index.set(secret.digest, secret.until === undefined ? current : Object.freeze({ ...identity, retiresAt: Date.parse(secret.until) }));
+    }
+  });
   return index;
+}
+
+/** Every secret written in the clear under `keys:`, current and previous, for the redactor. */
+export function plainKeySecrets(keys: readonly KeyConfig[]): string[] {
+  return keys.flatMap((k, i) => secretsOf(k, ['keys', i]).flatMap((s) => (s.plain === undefined ? [] : [s.plain])));
 }
 
 /** Tokens remembered at most; past it the memory starts again (only valid keys are remembered). */
@@ -49,4 +58,10 @@ export function keyFinder(index: ReadonlyMap<string, KeyIdentity>): (token: stri
     }
     return key;
   };
+}
+
+/** A new client key: 32 random bytes (256 bits) as base64url after an `sk-` prefix that secret scanners know, with its `keyHash`. */
+export function freshKey(): { key: string; keyHash: string } {
+  const key = `sk-sy-${randomBytes(32).toString('base64url')}`;
+  return { key, keyHash: `sha256:${sha256Hex(key)}` };
 }

@@ -1,7 +1,8 @@
 /**
  * `auth`: `Authorization: Bearer <key>` → the key's identity (401 when missing or unknown), and
- * 403 when the key's `models` globs do not cover the model asked for. The key itself is never
- * logged or echoed.
+ * 403 when the key's `models` globs do not cover the model asked for; an expired key, or a
+ * previous secret past its `until` (a finished rotation), is 401 with a message that says so.
+ * The key itself is never logged or echoed.
  */
 import { defineStage, type KeyIdentity, type RequestContext, type RuntimeView } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
@@ -36,6 +37,13 @@ export default defineStage({
       const key = authenticate(headers, runtime);
       if (key.expiresAt !== undefined && clock.now() >= key.expiresAt) {
         throw new GatewayError('invalid_api_key', `The API key "${key.name}" expired at ${new Date(key.expiresAt).toISOString()}.`);
+      }
+      // The presented secret is one the key was rotated away from, and its overlap has ended.
+      if (key.retiresAt !== undefined && clock.now() >= key.retiresAt) {
+        throw new GatewayError(
+          'invalid_api_key',
+          `This API key was rotated: it is a previous secret of the key "${key.name}" and stopped working at ${new Date(key.retiresAt).toISOString()}. Use the key's new secret.`,
+        );
       }
       return key;
     };

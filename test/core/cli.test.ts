@@ -1,11 +1,15 @@
 /** The switchyard command as an operator runs it. */
 import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
+import YAML from 'yaml';
 import { ROOT } from '../helpers/repo.ts';
+import { parseConfigFile } from '../../src/config/load.ts';
+import { buildKeyIndex, keyFinder } from '../../src/runtime/keys.ts';
 
 const BIN = path.join(ROOT, 'bin/switchyard.mjs');
 
@@ -61,8 +65,36 @@ describe('switchyard --version and --help', () => {
   it('lists every subcommand', async () => {
     const r = await run(['--help']);
     expect(r.code).toBe(0);
-    for (const usage of ['switchyard [serve]', 'switchyard validate [FILE] [--strict]', 'switchyard plugin new provider|stage NAME', 'switchyard --version', 'switchyard --help'])
+    for (const usage of ['switchyard [serve]', 'switchyard validate [FILE] [--strict]', 'switchyard plugin new provider|stage NAME', 'switchyard key new', 'switchyard --version', 'switchyard --help'])
       expect(r.stdout).toContain(usage);
+  });
+});
+
+describe('switchyard key new', () => {
+  it('prints a fresh random key and its keyHash line, as YAML; a gateway with that keyHash accepts the key', async () => {
+    const [first, second] = [await run(['key', 'new']), await run(['key', 'new'])];
+    expect(first.code, first.stderr).toBe(0);
+    const printed = YAML.parse(first.stdout) as { key: string; keyHash: string };
+    expect(Object.keys(printed)).toEqual(['key', 'keyHash']);
+    expect(printed.key).toMatch(/^sk-sy-[A-Za-z0-9_-]{43}$/);
+    expect(printed.keyHash).toBe(`sha256:${createHash('sha256').update(printed.key).digest('hex')}`);
+    expect((YAML.parse(second.stdout) as { key: string }).key).not.toBe(printed.key);
+    expect(first.stdout).toMatch(/^keyHash: sha256:[0-9a-f]{64}$/m);
+
+    // The printed line, pasted into a key entry, is a valid config that knows the key.
+    const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-cli-'));
+    const file = path.join(dir, 'gateway.yaml');
+    const keyHashLine = first.stdout.split('\n').find((l) => l.startsWith('keyHash: '));
+    writeFileSync(file, `keys:\n  - name: fresh\n    ${keyHashLine}\nproviders:\n  mock: { plugin: mock }\nmodels:\n  demo: { targets: [{ provider: mock, model: m }] }\n`);
+    const parsed = await parseConfigFile(file, {});
+    expect(parsed.source.issues).toEqual([]);
+    expect(keyFinder(buildKeyIndex(parsed.config!.keys))(printed.key)?.name).toBe('fresh');
+  });
+
+  it('anything else is a usage mistake (exit 2)', async () => {
+    const r = await run(['key', 'old']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('usage: switchyard key new\n');
   });
 });
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../../src/errors.ts';
 import schema from '../../schemas/gateway.schema.json' with { type: 'json' };
 import { ROOT } from '../helpers/repo.ts';
+import { parseConfigText } from '../../src/config/load.ts';
 
 const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const reference = readFileSync(path.join(ROOT, 'docs/configuration.md'), 'utf8');
@@ -83,4 +84,14 @@ describe('documentation', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('the key rotation example in docs/configuration.md is a valid keys: section', () => {
+    const example = /### Rotating a key[\s\S]*?```yaml\n([\s\S]*?)```/.exec(reference)?.[1];
+    expect(example).toContain('previous:');
+    const hex = (c: string) => c.repeat(64);
+    const yaml = `${example!.replace('<new>', hex('a')).replace('<old>', hex('b'))}providers:\n  mock: { plugin: mock }\nmodels:\n  demo: { targets: [{ provider: mock, model: m }] }\n`;
+    const parsed = parseConfigText(yaml, path.join(ROOT, 'gateway.yaml'), {});
+    expect(parsed.source.issues).toEqual([]);
+    expect(parsed.config?.keys[0].previous).toEqual([{ keyHash: `sha256:${hex('b')}`, until: '2026-12-01T00:00:00Z' }]);
+  });
 });

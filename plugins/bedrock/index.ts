@@ -7,12 +7,16 @@
  */
 import type { SignatureV4 } from '@smithy/signature-v4';
 import { defineHttpProvider, type ProviderEnv, type ProviderPlugin } from 'switchyard-gateway';
-import { UpstreamError } from 'switchyard-gateway/kit';
-import { buildConverseRequest, UNSUPPORTED_PARAMS, type RequestSettings } from './request.ts';
-import { toCompletion } from './response.ts';
-import { createStreamTranslator } from './stream.ts';
-import { decodeEventStream } from './eventstream.ts';
-import { readError } from './errors.ts';
+import {
+  buildConverseRequest,
+  CONVERSE_CAPABILITIES,
+  converseToCompletion,
+  createConverseStreamTranslator,
+  decodeAwsEventStream,
+  readBedrockError,
+  UpstreamError,
+  type ConverseRequestSettings,
+} from 'switchyard-gateway/kit';
 import { createSigner, resolveCredentials, signatureHeaders } from './sign.ts';
 import { buildEmbeddingBodies, EMBEDDING_CONCURRENCY, invokePath, toEmbeddings, type CohereRequest, type TitanRequest } from './embeddings.ts';
 
@@ -28,7 +32,7 @@ export interface BedrockOptions {
   /** `inferenceConfig.maxTokens` when the request sets none (default: the model's own). */
   maxTokens?: number;
   /** A Bedrock guardrail applied to every request. */
-  guardrail?: RequestSettings['guardrail'];
+  guardrail?: ConverseRequestSettings['guardrail'];
   /** Cohere Embed `input_type` when the request names none (default search_document). */
   cohereInputType?: 'search_document' | 'search_query' | 'classification' | 'clustering';
   headers?: Record<string, string>;
@@ -71,14 +75,7 @@ const http = defineHttpProvider<ResolvedOptions>({
     },
   },
   secretOptions: ['accessKeyId', 'secretAccessKey', 'sessionToken'],
-  capabilities: {
-    streaming: true,
-    tools: true,
-    images: true,
-    responseFormat: true,
-    samplingExtras: false,
-    unsupportedParams: UNSUPPORTED_PARAMS,
-  },
+  capabilities: CONVERSE_CAPABILITIES,
   endpoint: (options) => ({ baseUrl: options.endpoint ?? `https://bedrock-runtime.${options.region}.amazonaws.com`, headers: { ...options.headers } }),
   buildRequest: (call, options) => buildConverseRequest(call, { maxTokens: options.maxTokens, guardrail: options.guardrail }),
   async signRequest(request, options) {
@@ -88,10 +85,10 @@ const http = defineHttpProvider<ResolvedOptions>({
     }
     return signatureHeaders(options.signer, request);
   },
-  toCompletion: (body, call) => toCompletion(body, call),
-  createStreamTranslator: (call) => createStreamTranslator(call),
-  decodeStream: decodeEventStream,
-  readError,
+  toCompletion: (body, call) => converseToCompletion(body, call),
+  createStreamTranslator: (call) => createConverseStreamTranslator(call),
+  decodeStream: decodeAwsEventStream,
+  readError: readBedrockError,
   embeddings: {
     buildRequests: (call, options) => buildEmbeddingBodies(call, { cohereInputType: options.cohereInputType }).map((body) => ({ path: invokePath(call.model), body })),
     toEmbeddings: (body, call, _options, answered) => toEmbeddings(body, call, answered.request.body as TitanRequest | CohereRequest, answered.headers),

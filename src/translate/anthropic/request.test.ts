@@ -1,14 +1,14 @@
 /** OpenAI request → exact Anthropic Messages body, checked against recorded requests where they fit. */
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionRequest, ProviderCall } from 'switchyard-gateway';
-import { GatewayError } from 'switchyard-gateway/kit';
-import { applyCapabilities } from 'switchyard-gateway/kit';
-import plugin from './index.ts';
-import { buildMessagesRequest, type RequestSettings } from './request.ts';
+import type { ChatCompletionRequest } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { GatewayError } from '../../errors.ts';
+import { applyCapabilities } from '../../providers/capabilities.ts';
+import { ANTHROPIC_CAPABILITIES, buildAnthropicRequest, type AnthropicRequestSettings } from './request.ts';
 import { callFactory, loadFixture } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/anthropic/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/anthropic/', import.meta.url);
 
 const recorded = (name: string) => loadFixture(FIXTURES, name).request;
 
@@ -16,11 +16,11 @@ const rawCallOf = callFactory({ provider: 'claude', model: 'claude-3-opus-latest
 /** A call as the core hands it over: the plugin's declared capabilities applied first. */
 const callOf: typeof rawCallOf = (request, extra) => {
   const call = rawCallOf(request, extra);
-  return { ...call, request: applyCapabilities(call, plugin.capabilities ?? {}) };
+  return { ...call, request: applyCapabilities(call, ANTHROPIC_CAPABILITIES) };
 };
 
-const build = (request: Partial<ChatCompletionRequest>, settings: Partial<RequestSettings> = {}, extra: Partial<ProviderCall> = {}) =>
-  buildMessagesRequest(callOf(request, extra), { maxTokens: 4096, ...settings });
+const build = (request: Partial<ChatCompletionRequest>, settings: Partial<AnthropicRequestSettings> = {}, extra: Partial<ProviderCall> = {}) =>
+  buildAnthropicRequest(callOf(request, extra), { maxTokens: 4096, ...settings });
 
 function rejection(request: Partial<ChatCompletionRequest>): GatewayError {
   try {
@@ -293,7 +293,7 @@ describe('parameters', () => {
     expect(err.message).toContain(`'${param}'`);
 
     const call = callOf(request as Partial<ChatCompletionRequest>, { dropUnsupportedParams: true });
-    const body = buildMessagesRequest(call, { maxTokens: 4096 });
+    const body = buildAnthropicRequest(call, { maxTokens: 4096 });
     expect(body).toEqual({ model: 'claude-3-opus-latest', max_tokens: 4096, messages: [{ role: 'user', content: 'hi' }] });
     expect(call.log.info).toHaveBeenCalledWith(expect.objectContaining({ param }), `dropped unsupported parameter '${param}'`);
   });

@@ -16,14 +16,17 @@
  * and until the first chunk exists the core can still retry, fall back or answer a proper HTTP
  * error. A stream that ends without message_stop is a protocol failure.
  */
-import type { ChatCompletionChunk, FinishReason, ProviderCall, StreamTranslator } from 'switchyard-gateway';
-import { UpstreamError, ChunkBuilder, type SseJsonEvent, type ChunkDelta } from 'switchyard-gateway/kit';
+import type { ChatCompletionChunk, FinishReason } from '../../openai-types.ts';
+import type { ProviderCall, StreamTranslator } from '../../plugin-api.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
+import { ChunkBuilder, type ChunkDelta } from '../../protocol/chunks.ts';
+import type { SseJsonEvent } from '../../providers/http-body.ts';
 import { finishReason, usageOf, type AnthropicUsage } from './response.ts';
 import { failureOf, statusOf } from './errors.ts';
 
 type Json = Record<string, any>;
 
-export function createStreamTranslator(call: ProviderCall): StreamTranslator {
+export function createAnthropicStreamTranslator(call: ProviderCall): StreamTranslator {
   const chunks = new ChunkBuilder(call);
   const usage: AnthropicUsage = {};
   /** Anthropic content block index → OpenAI tool_calls index. */

@@ -1,22 +1,25 @@
 /** Anthropic error bodies → UpstreamFailure, and the client error they end up as. */
 import { describe, expect, it } from 'vitest';
-import { UpstreamError } from 'switchyard-gateway/kit';
-import { readError, statusOf } from './errors.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
+import { readAnthropicError, statusOf } from './errors.ts';
 import { loadFixture } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/anthropic/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/anthropic/', import.meta.url);
 
 const fixture = (name: string) => loadFixture(FIXTURES, name);
 const upstream = (name: string) => {
   const f = fixture(name);
-  return UpstreamError.http('claude', f.status, readError(f.status, f.json, f.headers));
+  return UpstreamError.http('claude', f.status, readAnthropicError(f.status, f.json, f.headers));
 };
 
-describe('readError', () => {
+describe('readAnthropicError', () => {
   it('keeps the message and the error type as code (request_id is not echoed)', () => {
     const f = fixture('error-400-invalid-request');
-    expect(readError(400, f.json, f.headers)).toEqual({ message: "This model does not support effort level 'xhigh'. Supported levels: high, low, max, medium.", code: 'invalid_request_error' });
+    expect(readAnthropicError(400, f.json, f.headers)).toEqual({
+      message: "This model does not support effort level 'xhigh'. Supported levels: high, low, max, medium.",
+      code: 'invalid_request_error',
+    });
   });
 
   it.each([
@@ -38,19 +41,19 @@ describe('readError', () => {
 
   it('x-should-retry overrides the status-based decision', () => {
     const body = { type: 'error', error: { type: 'api_error', message: 'nope' } };
-    expect(readError(500, body, { 'x-should-retry': 'false' }).retryable).toBe(false);
-    expect(readError(400, body, { 'x-should-retry': 'true' }).retryable).toBe(true);
-    expect(readError(500, body, {})).not.toHaveProperty('retryable');
+    expect(readAnthropicError(500, body, { 'x-should-retry': 'false' }).retryable).toBe(false);
+    expect(readAnthropicError(400, body, { 'x-should-retry': 'true' }).retryable).toBe(true);
+    expect(readAnthropicError(500, body, {})).not.toHaveProperty('retryable');
   });
 
   it('a non-JSON body (a proxy page) keeps its text; an empty one says the status', () => {
-    expect(readError(503, 'upstream connect error or disconnect/reset before headers', {})).toEqual({ message: 'upstream connect error or disconnect/reset before headers' });
-    expect(readError(502, '', {})).toEqual({ message: 'HTTP 502' });
-    expect(readError(500, { unexpected: true }, {})).toEqual({ message: 'HTTP 500' });
+    expect(readAnthropicError(503, 'upstream connect error or disconnect/reset before headers', {})).toEqual({ message: 'upstream connect error or disconnect/reset before headers' });
+    expect(readAnthropicError(502, '', {})).toEqual({ message: 'HTTP 502' });
+    expect(readAnthropicError(500, { unexpected: true }, {})).toEqual({ message: 'HTTP 500' });
   });
 
   it('prompt too long is a context-window refusal (for fallbacks)', () => {
-    const failure = readError(400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } }, {});
+    const failure = readAnthropicError(400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } }, {});
     expect(UpstreamError.http('claude', 400, failure).category).toBe('context_window');
   });
 

@@ -1,12 +1,14 @@
 /** Recorded Gemini SSE streams → chat.completion.chunk sequences. */
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionChunk, ProviderCall } from 'switchyard-gateway';
-import { UpstreamError, type SseJsonEvent } from 'switchyard-gateway/kit';
-import { createStreamTranslator } from './stream.ts';
+import type { ChatCompletionChunk } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
+import type { SseJsonEvent } from '../../providers/http-body.ts';
+import { createGeminiStreamTranslator } from './stream.ts';
 import { expectValid, sseEventsOf } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/gemini/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/gemini/', import.meta.url);
 
 const call = { provider: 'g', model: 'gemini-x', requestId: 'req_1' } as ProviderCall;
 
@@ -15,7 +17,7 @@ const eventsOf = (name: string) => sseEventsOf(FIXTURES, name);
 const event = (data: unknown): SseJsonEvent => ({ data });
 
 function pushAll(events: SseJsonEvent[]): { chunks: ChatCompletionChunk[]; end: () => ChatCompletionChunk[] } {
-  const t = createStreamTranslator(call);
+  const t = createGeminiStreamTranslator(call);
   const chunks: ChatCompletionChunk[] = [];
   for (const e of events) {
     const r = t.push(e);
@@ -177,7 +179,7 @@ describe('synthetic events', () => {
   });
 
   it("an error event is an UpstreamError with Google's status; a non-object event is a protocol error", () => {
-    const t = createStreamTranslator(call);
+    const t = createGeminiStreamTranslator(call);
     expect(() => t.push(event({ error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED' } }))).toThrow(
       expect.objectContaining({ kind: 'http', status: 429, failure: expect.objectContaining({ code: 'RESOURCE_EXHAUSTED' }) }),
     );

@@ -16,15 +16,17 @@
  * right after messageStart still leaves the core free to retry, fall back or answer a proper
  * HTTP error. A stream that ends without messageStop ended early.
  */
-import type { ChatCompletionChunk, FinishReason, ProviderCall, StreamTranslator } from 'switchyard-gateway';
-import { UpstreamError, ChunkBuilder, type ChunkDelta } from 'switchyard-gateway/kit';
+import type { ChatCompletionChunk, FinishReason } from '../../openai-types.ts';
+import type { ProviderCall, StreamTranslator } from '../../plugin-api.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
+import { ChunkBuilder, type ChunkDelta } from '../../protocol/chunks.ts';
 import type { BedrockStreamEvent } from './eventstream.ts';
 import { finishReason, usageOf, type ConverseUsage } from './response.ts';
 import { streamFailure } from './errors.ts';
 
 type Json = Record<string, any>;
 
-export function createStreamTranslator(call: ProviderCall): StreamTranslator {
+export function createConverseStreamTranslator(call: ProviderCall): StreamTranslator {
   const chunks = new ChunkBuilder(call);
   /** Converse content block index → OpenAI tool_calls index. */
   const toolIndex = new Map<number, number>();

@@ -11,7 +11,7 @@
  *   (the core moves on to the next target).
  * - A body that is not JSON (an HTML page from a proxy) is kept as trimmed text.
  */
-import type { UpstreamFailure } from 'switchyard-gateway';
+import type { UpstreamFailure } from '../../plugin-api.ts';
 import type { GoogleStatus } from './native.ts';
 
 export function readGoogleError(status: number, body: unknown): UpstreamFailure {

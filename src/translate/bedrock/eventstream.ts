@@ -27,7 +27,7 @@ export interface BedrockStreamEvent {
 /** Largest frame accepted (AWS event-stream messages are at most 16 MiB). */
 const MAX_FRAME = 16 * 1024 * 1024;
 
-export async function* decodeEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<BedrockStreamEvent> {
+export async function* decodeAwsEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<BedrockStreamEvent> {
   const codec = new EventStreamCodec(toUtf8, fromUtf8);
   const source = new SourceGuard(body);
   try {

@@ -11,8 +11,10 @@
  *   (`file.file_data`) → a document block. Audio and file ids are unsupported parameters.
  * - Turns with nothing in them are left out (the API rejects empty content and empty text blocks).
  */
-import type { ChatMessage, ContentPart, ProviderCall } from 'switchyard-gateway';
-import { unsupportedParam, parseDataUrl, partsOf, textOf, toolCallArguments } from 'switchyard-gateway/kit';
+import type { ChatMessage, ContentPart } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { unsupportedParam } from '../../providers/params.ts';
+import { parseDataUrl, partsOf, textOf, toolCallArguments } from '../../protocol/content.ts';
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
 export interface AnthropicMessage {

@@ -1,16 +1,15 @@
 /** OpenAI request → exact Gemini generateContent body, checked against recorded requests where they fit. */
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionRequest, ProviderCall } from 'switchyard-gateway';
-import { GatewayError } from 'switchyard-gateway/kit';
-import { applyCapabilities } from 'switchyard-gateway/kit';
-import plugin from './index.ts';
-import { buildGenerateRequest, type RequestSettings } from './request.ts';
+import type { ChatCompletionRequest } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { GatewayError } from '../../errors.ts';
+import { applyCapabilities } from '../../providers/capabilities.ts';
+import { buildGeminiRequest, GEMINI_CAPABILITIES, type GeminiRequestSettings } from './request.ts';
 import { SKIP_SIGNATURE } from './contents.ts';
-import { modelPath } from './index.ts';
 import { callFactory, loadFixture } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/gemini/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/gemini/', import.meta.url);
 
 /** A recorded request body. Google's SDKs always send `generationConfig`, empty or not; we leave an empty one out. */
 function recorded(name: string): Record<string, any> {
@@ -22,10 +21,10 @@ const rawCallOf = callFactory({ provider: 'g', model: 'gemini-2.0-flash' });
 /** A call as the core hands it over: the plugin's declared capabilities applied first. */
 const callOf: typeof rawCallOf = (request, extra) => {
   const call = rawCallOf(request, extra);
-  return { ...call, request: applyCapabilities(call, plugin.capabilities ?? {}) };
+  return { ...call, request: applyCapabilities(call, GEMINI_CAPABILITIES) };
 };
 
-const build = (request: Partial<ChatCompletionRequest>, extra: Partial<ProviderCall> = {}, settings: RequestSettings = {}) => buildGenerateRequest(callOf(request, extra), settings);
+const build = (request: Partial<ChatCompletionRequest>, extra: Partial<ProviderCall> = {}, settings: GeminiRequestSettings = {}) => buildGeminiRequest(callOf(request, extra), settings);
 
 function rejection(request: Partial<ChatCompletionRequest>, extra: Partial<ProviderCall> = {}): GatewayError {
   try {
@@ -372,7 +371,7 @@ describe('unsupported parameters: 400 naming them, or dropped and logged', () =>
       expect(err.code).toBe('unsupported_parameter');
       expect(err.param).toBe(param);
       const call = callOf(request, { dropUnsupportedParams: true });
-      const body = buildGenerateRequest(call);
+      const body = buildGeminiRequest(call);
       expect(call.log.info).toHaveBeenCalledWith(expect.objectContaining({ param }), `dropped unsupported parameter '${param}'`);
       expect(JSON.stringify(body)).not.toMatch(/web_search|50256|alloy|svg|"no"|flex/);
     });
@@ -380,14 +379,5 @@ describe('unsupported parameters: 400 naming them, or dropped and logged', () =>
 
   it('no-op values pass: n 1, an empty logit_bias, text modalities, parallel_tool_calls true', () => {
     expect(build({ n: 1, logit_bias: {}, modalities: ['text'], parallel_tool_calls: true, service_tier: 'auto' })).toEqual({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
-  });
-});
-
-describe('the model path', () => {
-  it('models/ prefix optional, tuned models kept whole, odd characters escaped', () => {
-    expect(modelPath('gemini-2.5-flash')).toBe('models/gemini-2.5-flash');
-    expect(modelPath('models/gemini-2.5-flash')).toBe('models/gemini-2.5-flash');
-    expect(modelPath('tunedModels/my-model-123')).toBe('tunedModels/my-model-123');
-    expect(modelPath('a b')).toBe('models/a%20b');
   });
 });

@@ -1,18 +1,18 @@
 /** Recorded Converse answers → OpenAI chat completions. */
 import { describe, expect, it } from 'vitest';
-import type { ProviderCall } from 'switchyard-gateway';
-import { finishReason, toCompletion, usageOf } from './response.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { finishReason, converseToCompletion, usageOf } from './response.ts';
 import { loadFixture } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/bedrock/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/bedrock/', import.meta.url);
 
 const call = { provider: 'aws', model: 'us.amazon.nova-micro-v1:0', requestId: 'req_1' } as ProviderCall;
 const answer = (name: string) => loadFixture(FIXTURES, name).json;
 
-describe('toCompletion', () => {
+describe('converseToCompletion', () => {
   it('text: the target model, a generated id, finish stop, usage', () => {
-    const r = toCompletion(answer('converse-basic-system'), call);
+    const r = converseToCompletion(answer('converse-basic-system'), call);
     expect(r).toMatchObject({
       id: 'chatcmpl-req_1',
       object: 'chat.completion',
@@ -31,14 +31,14 @@ describe('toCompletion', () => {
   });
 
   it('text and a toolUse: content kept, the call with its input as the arguments string', () => {
-    const r = toCompletion(answer('converse-tool-use'), call);
+    const r = converseToCompletion(answer('converse-tool-use'), call);
     expect(r.choices[0].finish_reason).toBe('tool_calls');
     expect(r.choices[0].message.content).toContain('<thinking> To determine the capital of France');
     expect(r.choices[0].message.tool_calls).toEqual([{ id: 'tooluse_Ze_bgl9CSqu8aJv7XD-_Dw', type: 'function', function: { name: 'get_capital', arguments: '{"country":"France"}' } }]);
   });
 
   it('only tool calls: content null; parallel calls in order', () => {
-    const r = toCompletion(
+    const r = converseToCompletion(
       {
         output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 'a', name: 'f', input: { n: 1 } } }, { toolUse: { toolUseId: 'b', name: 'f', input: {} } }] } },
         stopReason: 'tool_use',
@@ -54,7 +54,7 @@ describe('toCompletion', () => {
   });
 
   it('reasoning blocks become reasoning_content', () => {
-    const r = toCompletion(
+    const r = converseToCompletion(
       {
         output: { message: { role: 'assistant', content: [{ reasoningContent: { reasoningText: { text: 'Let me think.', signature: 'sig' } } }, { text: 'Hi!' }] } },
         stopReason: 'end_turn',
@@ -66,7 +66,7 @@ describe('toCompletion', () => {
   });
 
   it('cache reads and writes count as prompt tokens; the legacy *Count names are understood', () => {
-    const r = toCompletion(answer('converse-usage-cache-read'), call);
+    const r = converseToCompletion(answer('converse-usage-cache-read'), call);
     expect(r.usage).toEqual({ prompt_tokens: 2 + 1322, completion_tokens: 5, total_tokens: 1329, prompt_tokens_details: { cached_tokens: 1322 } });
     expect(usageOf({ inputTokens: 10, cacheReadInputTokenCount: 100, cacheWriteInputTokenCount: 50, outputTokens: 1 })).toEqual({
       prompt_tokens: 160,
@@ -77,8 +77,8 @@ describe('toCompletion', () => {
   });
 
   it('a body without output.message.content is malformed', () => {
-    expect(() => toCompletion({ message: 'nope' }, call)).toThrow(SyntaxError);
-    expect(() => toCompletion('text', call)).toThrow(SyntaxError);
+    expect(() => converseToCompletion({ message: 'nope' }, call)).toThrow(SyntaxError);
+    expect(() => converseToCompletion('text', call)).toThrow(SyntaxError);
   });
 });
 

@@ -4,7 +4,8 @@
  * exposed as `reasoning_content` (the field OpenAI-compatible servers use). Bedrock does not echo
  * the model, so the answer names the target's model id.
  */
-import type { ChatCompletion, FinishReason, ToolCall, Usage, ProviderCall } from 'switchyard-gateway';
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
 
 export interface ConverseUsage {
   inputTokens?: number;
@@ -57,7 +58,7 @@ export function usageOf(u: ConverseUsage): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: details };
 }
 
-export function toCompletion(body: unknown, call: ProviderCall): ChatCompletion {
+export function converseToCompletion(body: unknown, call: ProviderCall): ChatCompletion {
   const r = body as ConverseResponse;
   const content = r && typeof r === 'object' ? r.output?.message?.content : undefined;
   if (!Array.isArray(content)) throw new SyntaxError('the answer has no output.message.content array');

@@ -1,19 +1,19 @@
 /** Recorded Anthropic answers → OpenAI chat completions. */
 import { describe, expect, it } from 'vitest';
-import type { ProviderCall } from 'switchyard-gateway';
-import { UpstreamError } from 'switchyard-gateway/kit';
-import { finishReason, toCompletion, usageOf } from './response.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
+import { finishReason, anthropicToCompletion, usageOf } from './response.ts';
 import { loadFixture } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/anthropic/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/anthropic/', import.meta.url);
 
 const answer = (name: string) => loadFixture(FIXTURES, name).json;
 const call = { provider: 'claude', model: 'claude-x', requestId: 'req_1' } as ProviderCall;
 
-describe('toCompletion', () => {
+describe('anthropicToCompletion', () => {
   it('text: content, the reported model and id, stop', () => {
-    const c = toCompletion(answer('messages-system-prompt'), call);
+    const c = anthropicToCompletion(answer('messages-system-prompt'), call);
     expect(c).toMatchObject({
       id: 'msg_01Fg1JVgvCYUHWsxrj9GkpEv',
       object: 'chat.completion',
@@ -25,7 +25,7 @@ describe('toCompletion', () => {
   });
 
   it('parallel tool use: text kept, every tool_use a call with JSON arguments', () => {
-    const c = toCompletion(answer('messages-parallel-tool-use'), call);
+    const c = anthropicToCompletion(answer('messages-parallel-tool-use'), call);
     expect(c.choices[0].finish_reason).toBe('tool_calls');
     expect(c.choices[0].message.content).toBe("I'll use the test_tool twice as requested - first with count 1, then with count 2.");
     expect(c.choices[0].message.tool_calls).toEqual([
@@ -35,18 +35,21 @@ describe('toCompletion', () => {
   });
 
   it('tool use alone: content null', () => {
-    const c = toCompletion({ id: 'm', model: 'claude-x', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }], stop_reason: 'tool_use', usage: { input_tokens: 1, output_tokens: 2 } }, call);
+    const c = anthropicToCompletion(
+      { id: 'm', model: 'claude-x', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }], stop_reason: 'tool_use', usage: { input_tokens: 1, output_tokens: 2 } },
+      call,
+    );
     expect(c.choices[0].message.content).toBeNull();
     expect(c.choices[0].message.tool_calls![0].function.arguments).toBe('{}');
   });
 
   it('prompt-cache usage: read and written tokens count as prompt tokens, read ones itemised', () => {
-    const c = toCompletion(answer('messages-usage-cache-read'), call);
+    const c = anthropicToCompletion(answer('messages-usage-cache-read'), call);
     expect(c.usage).toEqual({ prompt_tokens: 3 + 1111 + 418, completion_tokens: 33, total_tokens: 3 + 1111 + 418 + 33, prompt_tokens_details: { cached_tokens: 1111, cache_write_tokens: 418 } });
   });
 
   it('thinking is reasoning_content; redacted thinking and unknown blocks are left out', () => {
-    const c = toCompletion(
+    const c = anthropicToCompletion(
       {
         id: 'm',
         model: 'claude-x',
@@ -65,11 +68,11 @@ describe('toCompletion', () => {
   });
 
   it('an answer without a content array is malformed; an error body is an upstream error', () => {
-    expect(() => toCompletion({ content: 'not a list' }, call)).toThrow(SyntaxError);
-    expect(() => toCompletion(null, call)).toThrow(SyntaxError);
+    expect(() => anthropicToCompletion({ content: 'not a list' }, call)).toThrow(SyntaxError);
+    expect(() => anthropicToCompletion(null, call)).toThrow(SyntaxError);
     const err = (() => {
       try {
-        toCompletion({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, call);
+        anthropicToCompletion({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, call);
       } catch (e) {
         return e as UpstreamError;
       }

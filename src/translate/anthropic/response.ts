@@ -4,8 +4,9 @@
  * thinking is exposed as `reasoning_content` (the field OpenAI-compatible servers use for it);
  * redacted thinking, citations and server-tool blocks are left out.
  */
-import type { ChatCompletion, FinishReason, ToolCall, Usage, ProviderCall } from 'switchyard-gateway';
-import { UpstreamError } from 'switchyard-gateway/kit';
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
 import { failureOf, statusOf } from './errors.ts';
 
 export interface AnthropicUsage {
@@ -48,7 +49,7 @@ export function usageOf(u: AnthropicUsage): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: details };
 }
 
-export function toCompletion(body: unknown, call: ProviderCall): ChatCompletion {
+export function anthropicToCompletion(body: unknown, call: ProviderCall): ChatCompletion {
   const r = body as AnthropicResponse & { type?: string; error?: { type?: string } };
   if (r && typeof r === 'object' && r.type === 'error') throw UpstreamError.http(call.provider, statusOf(r.error?.type), failureOf(r));
   if (!r || typeof r !== 'object' || !Array.isArray(r.content)) throw new SyntaxError('the answer has no content array');

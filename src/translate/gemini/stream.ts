@@ -17,8 +17,11 @@
  * candidate) and adds `createTime` (used for `created`). A stream that ends before every choice
  * finished was cut: a protocol error.
  */
-import type { ChatCompletionChunk, FinishReason, ProviderCall, StreamTranslator } from 'switchyard-gateway';
-import { UpstreamError, ChunkBuilder, type SseJsonEvent, type ChunkDelta } from 'switchyard-gateway/kit';
+import type { ChatCompletionChunk, FinishReason } from '../../openai-types.ts';
+import type { ProviderCall, StreamTranslator } from '../../plugin-api.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
+import { ChunkBuilder, type ChunkDelta } from '../../protocol/chunks.ts';
+import type { SseJsonEvent } from '../../providers/http-body.ts';
 import { callIds, contentOf, createdOf, errorInBody, finishReason, logprobsOf, usageOf } from './response.ts';
 import type { GeminiCandidate, GeminiResponse, GeminiUsage } from './native.ts';
 
@@ -28,7 +31,7 @@ interface ChoiceState {
   finished: boolean;
 }
 
-export function createStreamTranslator(call: ProviderCall): StreamTranslator {
+export function createGeminiStreamTranslator(call: ProviderCall): StreamTranslator {
   const chunks = new ChunkBuilder(call);
   let first = true;
   const usage: GeminiUsage = {};

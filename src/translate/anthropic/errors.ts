@@ -3,7 +3,8 @@
  * type becomes the failure's code; request_id is not echoed to clients. HTTP 529 (overloaded) is
  * retryable like any 5xx; Anthropic's `x-should-retry` header, when present, decides instead.
  */
-import type { UpstreamFailure, Headers } from 'switchyard-gateway';
+import type { UpstreamFailure } from '../../plugin-api.ts';
+import type { Headers } from '../../providers/http-body.ts';
 
 /** HTTP status Anthropic uses for each error type (for errors that arrive inside a stream). */
 const STATUS: Record<string, number> = {
@@ -30,7 +31,7 @@ export function failureOf(body: unknown): UpstreamFailure {
   return { message: 'unknown error' };
 }
 
-export function readError(status: number, body: unknown, headers: Headers): UpstreamFailure {
+export function readAnthropicError(status: number, body: unknown, headers: Headers): UpstreamFailure {
   const failure = failureOf(body);
   // Anthropic says explicitly whether a retry may help.
   const hint = headers['x-should-retry'];

@@ -3,14 +3,15 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
-import type { ChatCompletionChunk, ProviderCall } from 'switchyard-gateway';
-import { UpstreamError } from 'switchyard-gateway/kit';
-import { decodeEventStream, type BedrockStreamEvent } from './eventstream.ts';
-import { createStreamTranslator } from './stream.ts';
+import type { ChatCompletionChunk } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
+import { decodeAwsEventStream, type BedrockStreamEvent } from './eventstream.ts';
+import { createConverseStreamTranslator } from './stream.ts';
 import { loadFixture } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/bedrock/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/bedrock/', import.meta.url);
 
 const call = { provider: 'aws', model: 'us.amazon.nova-micro-v1:0', requestId: 'req_1' } as ProviderCall;
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
@@ -22,7 +23,7 @@ async function* pieces(bytes: Uint8Array, size: number): AsyncGenerator<Uint8Arr
 
 async function decode(bytes: Uint8Array, size = bytes.length || 1): Promise<BedrockStreamEvent[]> {
   const events: BedrockStreamEvent[] = [];
-  for await (const e of decodeEventStream(pieces(bytes, size))) events.push(e);
+  for await (const e of decodeAwsEventStream(pieces(bytes, size))) events.push(e);
   return events;
 }
 
@@ -43,7 +44,7 @@ const event = (type: string, payload: unknown) => frame({ ':event-type': type, '
 const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
 
 function translate(events: BedrockStreamEvent[]): ChatCompletionChunk[] {
-  const t = createStreamTranslator(call);
+  const t = createConverseStreamTranslator(call);
   const out: ChatCompletionChunk[] = [];
   for (const e of events) {
     const r = t.push(e);
@@ -60,7 +61,7 @@ const text = (chunks: ChatCompletionChunk[]) =>
     .map((d) => d.content ?? '')
     .join('');
 
-describe('decodeEventStream', () => {
+describe('decodeAwsEventStream', () => {
   for (const name of ['converse-stream-basic', 'converse-stream-tool-use', 'converse-stream-reasoning-claude', 'converse-stream-tool-result-followup', 'stream-exception-frame']) {
     it(`${name}: every recorded frame, whatever the read sizes`, async () => {
       const expected = jsonl(name).map((f) => {
@@ -98,7 +99,7 @@ describe('decodeEventStream', () => {
     const seen: BedrockStreamEvent[] = [];
     await expect(
       (async () => {
-        for await (const e of decodeEventStream(broken())) seen.push(e);
+        for await (const e of decodeAwsEventStream(broken())) seen.push(e);
       })(),
     ).rejects.toBe(reset);
     expect(seen.length).toBeGreaterThan(0);
@@ -163,7 +164,7 @@ describe('stream translation', () => {
 
   it('an exception frame throws an UpstreamError with the exception’s status', async () => {
     const events = await decode(bin('stream-exception-frame'));
-    const t = createStreamTranslator(call);
+    const t = createConverseStreamTranslator(call);
     let err: unknown;
     try {
       t.push(events[0]);
@@ -175,13 +176,13 @@ describe('stream translation', () => {
     const throttled = await decode(
       frame({ ':message-type': 'exception', ':exception-type': 'throttlingException', ':content-type': 'application/json' }, { message: 'Too many tokens, please wait before trying again.' }),
     );
-    expect(() => createStreamTranslator(call).push(throttled[0])).toThrow(expect.objectContaining({ status: 429, retryable: true }));
+    expect(() => createConverseStreamTranslator(call).push(throttled[0])).toThrow(expect.objectContaining({ status: 429, retryable: true }));
   });
 
   it('a stream that ends without messageStop ended early; metadata without usage is nothing', async () => {
     const events = await decode(concat(event('messageStart', { role: 'assistant', p: 'ab' }), event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hi' } })));
     expect(() => translate(events)).toThrow(/no messageStop/);
-    const t = createStreamTranslator(call);
+    const t = createConverseStreamTranslator(call);
     expect(t.push({ kind: 'event', type: 'metadata', payload: { metrics: { latencyMs: 1 } } })).toBeUndefined();
     expect(t.push({ kind: 'event', type: 'somethingNew', payload: {} })).toBeUndefined();
   });
@@ -214,7 +215,7 @@ describe('leaving a stream early', () => {
         };
       },
     };
-    for await (const e of decodeEventStream(body)) {
+    for await (const e of decodeAwsEventStream(body)) {
       if (e.type === 'contentBlockDelta') break;
     }
     expect(closed).toBe(true);

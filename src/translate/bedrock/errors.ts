@@ -6,7 +6,8 @@
  * (`throttlingException`). The name decides the status: a few Bedrock statuses say the wrong
  * thing to an OpenAI client (ModelErrorException is a 424, a quota error a 400).
  */
-import type { UpstreamFailure, Headers } from 'switchyard-gateway';
+import type { UpstreamFailure } from '../../plugin-api.ts';
+import type { Headers } from '../../providers/http-body.ts';
 
 /** Exception name (lower-cased) → the status the gateway treats it as. */
 const STATUS: Record<string, number> = {
@@ -70,7 +71,7 @@ function header(headers: Headers, name: string): string | undefined {
 }
 
 /** An HTTP error answer in Bedrock's words. */
-export function readError(status: number, body: unknown, headers: Headers): UpstreamFailure {
+export function readBedrockError(status: number, body: unknown, headers: Headers): UpstreamFailure {
   const type = exceptionName(header(headers, 'x-amzn-errortype')) ?? exceptionName((body as { __type?: unknown } | undefined)?.__type);
   const failure: UpstreamFailure = { message: messageOf(body) ?? type ?? `HTTP ${status}`, code: type ?? null };
   let mapped = statusOf(type);

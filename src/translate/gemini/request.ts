@@ -19,25 +19,36 @@
  * are rejected with a 400 naming them (or dropped with `dropUnsupportedParams`); a parameter at
  * its no-op value (`n: 1`, `logprobs: false`, an empty `logit_bias`) is accepted and left out.
  */
-import type { FunctionTool, ProviderCall } from 'switchyard-gateway';
-import { functionOf, unsupportedParam } from 'switchyard-gateway/kit';
+import type { FunctionTool } from '../../openai-types.ts';
+import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
+import { functionOf, unsupportedParam } from '../../providers/params.ts';
 import { translateMessages } from './contents.ts';
 import { generationOf } from './model.ts';
 
-export interface RequestSettings {
+export interface GeminiRequestSettings {
   /** `safetySettings` sent with every request (the provider's `safetySettings` option). */
   safetySettings?: Array<Record<string, unknown>>;
 }
 
-/** Parameters with no Gemini equivalent at any value. */
-export const UNSUPPORTED_PARAMS: readonly string[] = ['audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'verbosity'];
+/**
+ * What this translation carries, for the `capabilities` of a provider that uses it (spread it
+ * and add your own, e.g. `nativeProtocols`). `unsupportedParams` have no Gemini equivalent at
+ * any value: the core refuses them with a 400, or drops them with `dropUnsupportedParams`.
+ */
+export const GEMINI_CAPABILITIES: Readonly<ProviderCapabilities> = Object.freeze({
+  streaming: true,
+  tools: true,
+  images: true,
+  responseFormat: true,
+  unsupportedParams: Object.freeze(['audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'verbosity']),
+});
 
 /** `reasoning_effort` → Gemini 3 `thinkingLevel` (it cannot switch thinking off: `none` is the least). */
 const LEVEL: Record<string, string> = { none: 'minimal', minimal: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high' };
 /** `reasoning_effort` → Gemini 2.5 `thinkingBudget` (the budgets Google's own OpenAI endpoint uses). */
 const BUDGET: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576, xhigh: 24576 };
 
-export function buildGenerateRequest(call: ProviderCall, settings: RequestSettings = {}): Record<string, unknown> {
+export function buildGeminiRequest(call: ProviderCall, settings: GeminiRequestSettings = {}): Record<string, unknown> {
   checkParams(call);
   const { systemInstruction, contents } = translateMessages(call);
   const body: Record<string, unknown> = { contents };

@@ -1,39 +1,39 @@
 /** Bedrock error bodies and headers → upstream failures with the right status. */
 import { describe, expect, it } from 'vitest';
-import { exceptionName, readError, statusOf, streamFailure } from './errors.ts';
+import { exceptionName, readBedrockError, statusOf, streamFailure } from './errors.ts';
 import { loadFixture } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/bedrock/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/bedrock/', import.meta.url);
 
 const fixture = (name: string) => loadFixture(FIXTURES, name);
 
-describe('readError', () => {
+describe('readBedrockError', () => {
   it('the type comes from x-amzn-errortype (its URL part cut off), the message from the body', () => {
     const f = fixture('error-400-validation-exception');
-    expect(readError(f.status, f.json, f.headers)).toEqual({ message: f.json.message, code: 'ValidationException' });
+    expect(readBedrockError(f.status, f.json, f.headers)).toEqual({ message: f.json.message, code: 'ValidationException' });
   });
 
   it('or from the body’s __type; InternalServerError is a 500', () => {
     const throttle = fixture('error-429-throttling');
-    expect(readError(429, throttle.json, throttle.headers)).toEqual({ message: 'Rate exceeded', code: 'ThrottlingException' });
-    expect(readError(500, fixture('error-500-internal').json, {})).toEqual({ message: 'Internal error', code: 'InternalServerError' });
-    expect(readError(429, { __type: 'com.amazon.coral.availability#ThrottlingException', message: 'slow down' }, {}).code).toBe('ThrottlingException');
+    expect(readBedrockError(429, throttle.json, throttle.headers)).toEqual({ message: 'Rate exceeded', code: 'ThrottlingException' });
+    expect(readBedrockError(500, fixture('error-500-internal').json, {})).toEqual({ message: 'Internal error', code: 'InternalServerError' });
+    expect(readBedrockError(429, { __type: 'com.amazon.coral.availability#ThrottlingException', message: 'slow down' }, {}).code).toBe('ThrottlingException');
   });
 
   it('a model id Bedrock does not know is the operator’s problem: 404', () => {
     const f = fixture('error-400-invalid-model-id');
-    expect(readError(400, f.json, f.headers)).toEqual({ message: 'The provided model identifier is invalid.', code: null, status: 404 });
+    expect(readBedrockError(400, f.json, f.headers)).toEqual({ message: 'The provided model identifier is invalid.', code: null, status: 404 });
   });
 
   it('statuses that would mislead an OpenAI client are corrected', () => {
-    expect(readError(424, { message: 'model failed' }, { 'x-amzn-errortype': 'ModelErrorException:http://internal.amazon.com/coral/com.amazon.bedrock/' })).toMatchObject({
+    expect(readBedrockError(424, { message: 'model failed' }, { 'x-amzn-errortype': 'ModelErrorException:http://internal.amazon.com/coral/com.amazon.bedrock/' })).toMatchObject({
       code: 'ModelErrorException',
       status: 500,
     });
-    expect(readError(400, { message: 'quota' }, { 'x-amzn-errortype': 'ServiceQuotaExceededException' }).status).toBe(429);
+    expect(readBedrockError(400, { message: 'quota' }, { 'x-amzn-errortype': 'ServiceQuotaExceededException' }).status).toBe(429);
     expect(
-      readError(
+      readBedrockError(
         403,
         { Message: 'The security token included in the request is invalid.' },
         { 'x-amzn-errortype': 'UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.coral.service/' },
@@ -43,13 +43,13 @@ describe('readError', () => {
       code: 'UnrecognizedClientException',
       status: 401,
     });
-    expect(readError(403, { message: 'denied' }, { 'x-amzn-errortype': 'AccessDeniedException' })).toEqual({ message: 'denied', code: 'AccessDeniedException' });
+    expect(readBedrockError(403, { message: 'denied' }, { 'x-amzn-errortype': 'AccessDeniedException' })).toEqual({ message: 'denied', code: 'AccessDeniedException' });
   });
 
   it('bodies that are not Bedrock’s: text, empty', () => {
-    expect(readError(502, '<html>bad gateway</html>', {})).toEqual({ message: '<html>bad gateway</html>', code: null });
-    expect(readError(503, '', { 'x-amzn-errortype': ['ServiceUnavailableException'] })).toEqual({ message: 'ServiceUnavailableException', code: 'ServiceUnavailableException' });
-    expect(readError(500, {}, {})).toEqual({ message: 'HTTP 500', code: null });
+    expect(readBedrockError(502, '<html>bad gateway</html>', {})).toEqual({ message: '<html>bad gateway</html>', code: null });
+    expect(readBedrockError(503, '', { 'x-amzn-errortype': ['ServiceUnavailableException'] })).toEqual({ message: 'ServiceUnavailableException', code: 'ServiceUnavailableException' });
+    expect(readBedrockError(500, {}, {})).toEqual({ message: 'HTTP 500', code: null });
   });
 });
 

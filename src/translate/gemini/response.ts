@@ -18,8 +18,9 @@
  * - logprobsResult → `logprobs.content` (chosen tokens with their top alternatives).
  * - responseId → id (`chatcmpl-` prefixed), modelVersion → model, Vertex's createTime → created.
  */
-import type { ChatCompletion, FinishReason, ToolCall, Usage, ProviderCall } from 'switchyard-gateway';
-import { UpstreamError } from 'switchyard-gateway/kit';
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
 import { readGoogleError } from './errors.ts';
 import type { GeminiCandidate, GeminiPart, GeminiResponse, GeminiUsage, GoogleStatus, LogprobsCandidate, LogprobsResult } from './native.ts';
 
@@ -121,7 +122,7 @@ function choiceOf(c: GeminiCandidate, i: number, nextCallId: () => string): Chat
   return { index: c.index ?? i, message, logprobs: logprobsOf(c.logprobsResult), finish_reason: finishReason(c.finishReason, toolCalls.length > 0) ?? 'stop' };
 }
 
-export function toCompletion(body: unknown, call: ProviderCall): ChatCompletion {
+export function geminiToCompletion(body: unknown, call: ProviderCall): ChatCompletion {
   const failure = errorInBody(body, call);
   if (failure) throw failure;
   const r = body as GeminiResponse;

@@ -16,8 +16,10 @@
  *   fetch). Inline files (`file.file_data` data URLs) → `document` blocks.
  * - Empty text blocks and empty turns are left out (Bedrock rejects blank text and empty content).
  */
-import type { ChatMessage, ContentPart, ProviderCall } from 'switchyard-gateway';
-import { unsupportedParam, parseDataUrl, partsOf, textOf, toolCallArguments } from 'switchyard-gateway/kit';
+import type { ChatMessage, ContentPart } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { unsupportedParam } from '../../providers/params.ts';
+import { parseDataUrl, partsOf, textOf, toolCallArguments } from '../../protocol/content.ts';
 
 export type ConverseBlock = Record<string, unknown>;
 export interface ConverseMessage {

@@ -1,18 +1,18 @@
 /** Recorded Gemini answers → OpenAI chat completions. */
 import { describe, expect, it } from 'vitest';
-import type { ProviderCall } from 'switchyard-gateway';
-import { UpstreamError } from 'switchyard-gateway/kit';
-import { finishReason, logprobsOf, toCompletion, usageOf } from './response.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
+import { finishReason, logprobsOf, geminiToCompletion, usageOf } from './response.ts';
 import { expectValid, loadFixture } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/gemini/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/gemini/', import.meta.url);
 
 const call = { provider: 'g', model: 'gemini-x', requestId: 'req_test' } as ProviderCall;
 const answer = (name: string) => loadFixture(FIXTURES, name).json;
 
 function complete(body: unknown) {
-  const r = toCompletion(body, call);
+  const r = geminiToCompletion(body, call);
   expectValid('CreateChatCompletionResponse', r);
   return r;
 }
@@ -159,16 +159,16 @@ describe('edge cases', () => {
   it('an error envelope in a 200 body is an UpstreamError with its status; a body without candidates is malformed', () => {
     const err = (() => {
       try {
-        toCompletion({ error: { code: 503, message: 'overloaded', status: 'UNAVAILABLE' } }, call);
+        geminiToCompletion({ error: { code: 503, message: 'overloaded', status: 'UNAVAILABLE' } }, call);
       } catch (e) {
         return e;
       }
     })();
     expect(err).toBeInstanceOf(UpstreamError);
     expect(err).toMatchObject({ status: 503, kind: 'http', failure: { message: 'overloaded', code: 'UNAVAILABLE' } });
-    expect(() => toCompletion({ usageMetadata: {} }, call)).toThrow(SyntaxError);
-    expect(() => toCompletion([], call)).toThrow(SyntaxError);
-    expect(() => toCompletion('nope', call)).toThrow(SyntaxError);
+    expect(() => geminiToCompletion({ usageMetadata: {} }, call)).toThrow(SyntaxError);
+    expect(() => geminiToCompletion([], call)).toThrow(SyntaxError);
+    expect(() => geminiToCompletion('nope', call)).toThrow(SyntaxError);
   });
 });
 

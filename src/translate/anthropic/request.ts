@@ -6,19 +6,32 @@
  * dropped with `dropUnsupportedParams`); a parameter set to its no-op value (`n: 1`,
  * `logprobs: false`, a zero penalty, an empty `logit_bias`) is accepted and left out.
  */
-import type { ChatCompletionRequest, FunctionTool, ProviderCall } from 'switchyard-gateway';
-import { GatewayError, functionOf, unsupportedParam } from 'switchyard-gateway/kit';
+import type { ChatCompletionRequest, FunctionTool } from '../../openai-types.ts';
+import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
+import { GatewayError } from '../../errors.ts';
+import { functionOf, unsupportedParam } from '../../providers/params.ts';
 import { translateMessages } from './messages.ts';
 
-export interface RequestSettings {
+export interface AnthropicRequestSettings {
   /** `max_tokens` when the client sets none (the Messages API requires one). */
   maxTokens: number;
   /** Adds a top-level `cache_control` (Anthropic's automatic prompt caching) to every request. */
   promptCaching?: false | '5m' | '1h';
 }
 
-/** Parameters with no Anthropic equivalent at any value (declared as capabilities: the core refuses or drops them). */
-export const UNSUPPORTED_PARAMS: readonly string[] = ['seed', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'verbosity'];
+/**
+ * What this translation carries, for the `capabilities` of a provider that uses it (spread it
+ * and add your own, e.g. `nativeProtocols`). `unsupportedParams` have no Anthropic equivalent at
+ * any value: the core refuses them with a 400, or drops them with `dropUnsupportedParams`.
+ */
+export const ANTHROPIC_CAPABILITIES: Readonly<ProviderCapabilities> = Object.freeze({
+  streaming: true,
+  tools: true,
+  images: true,
+  responseFormat: true,
+  samplingExtras: false,
+  unsupportedParams: Object.freeze(['seed', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'verbosity']),
+});
 
 /** OpenAI `reasoning_effort` → Anthropic `output_config.effort` (no `minimal` there: `low` is nearest). */
 const EFFORT: Record<string, string> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' };
@@ -26,7 +39,7 @@ const EFFORT: Record<string, string> = { minimal: 'low', low: 'low', medium: 'me
 /** OpenAI `service_tier` → Anthropic's (`standard_only` keeps off priority capacity). */
 const SERVICE_TIER: Record<string, string> = { auto: 'auto', default: 'standard_only' };
 
-export function buildMessagesRequest(call: ProviderCall, settings: RequestSettings): Record<string, unknown> {
+export function buildAnthropicRequest(call: ProviderCall, settings: AnthropicRequestSettings): Record<string, unknown> {
   const r = call.request;
   const { system, messages } = translateMessages(call);
 

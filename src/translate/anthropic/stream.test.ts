@@ -1,19 +1,21 @@
 /** Recorded Anthropic event streams → chat.completion.chunk sequences. */
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionChunk, ProviderCall } from 'switchyard-gateway';
-import { UpstreamError, type SseJsonEvent } from 'switchyard-gateway/kit';
-import { createStreamTranslator } from './stream.ts';
+import type { ChatCompletionChunk } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
+import type { SseJsonEvent } from '../../providers/http-body.ts';
+import { createAnthropicStreamTranslator } from './stream.ts';
 import { sseEventsOf } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/anthropic/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/anthropic/', import.meta.url);
 
 const call = { provider: 'claude', model: 'claude-x', requestId: 'req_1' } as ProviderCall;
 
 const eventsOf = (name: string) => sseEventsOf(FIXTURES, name);
 
 function translate(events: SseJsonEvent[]): ChatCompletionChunk[] {
-  const t = createStreamTranslator(call);
+  const t = createAnthropicStreamTranslator(call);
   const out: ChatCompletionChunk[] = [];
   for (const e of events) {
     const r = t.push(e);
@@ -48,7 +50,7 @@ describe('stream translation', () => {
   });
 
   it('a tool call first: the role rides on it with content null; a second tool is index 1', () => {
-    const t = createStreamTranslator(call);
+    const t = createAnthropicStreamTranslator(call);
     t.push({ event: 'message_start', data: { type: 'message_start', message: { id: 'msg_1', model: 'claude-y', usage: { input_tokens: 3, output_tokens: 1 } } } });
     const first = t.push({ data: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'a', name: 'f', input: {} } } }) as ChatCompletionChunk;
     expect(first.choices[0].delta).toEqual({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'f', arguments: '' } }] });
@@ -88,7 +90,7 @@ describe('stream translation', () => {
 
   it('an error event throws the upstream error: overloaded is 529 and retryable', async () => {
     const [error] = await eventsOf('stream-error-overloaded');
-    const t = createStreamTranslator(call);
+    const t = createAnthropicStreamTranslator(call);
     let thrown: unknown;
     try {
       t.push(error);
@@ -101,7 +103,7 @@ describe('stream translation', () => {
   });
 
   it('an invalid_request error event is a 400, not retried', () => {
-    const t = createStreamTranslator(call);
+    const t = createAnthropicStreamTranslator(call);
     expect(() => t.push({ event: 'error', data: { type: 'error', error: { type: 'invalid_request_error', message: 'bad' } } })).toThrow(expect.objectContaining({ status: 400, retryable: false }));
   });
 
@@ -111,7 +113,7 @@ describe('stream translation', () => {
   });
 
   it('pings, block stops and unknown events produce nothing; an empty message still finishes', () => {
-    const t = createStreamTranslator(call);
+    const t = createAnthropicStreamTranslator(call);
     expect(t.push({ event: 'ping', data: { type: 'ping' } })).toBeUndefined();
     expect(t.push({ data: { type: 'message_start', message: { id: 'm', model: 'claude-z', usage: { input_tokens: 2 } } } })).toBeUndefined();
     expect(t.push({ data: { type: 'content_block_stop', index: 0 } })).toBeUndefined();

@@ -16,8 +16,11 @@
  *   `thoughtSignature`. Gemini 3 rejects a replayed function call without one, so when a model
  *   turn has none at all its first call gets Google's documented placeholder.
  */
-import type { ChatMessage, ContentPart, ToolCall, ProviderCall } from 'switchyard-gateway';
-import { GatewayError, unsupportedParam, parseDataUrl, partsOf, textOf, toolCallArguments } from 'switchyard-gateway/kit';
+import type { ChatMessage, ContentPart, ToolCall } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { GatewayError } from '../../errors.ts';
+import { unsupportedParam } from '../../providers/params.ts';
+import { parseDataUrl, partsOf, textOf, toolCallArguments } from '../../protocol/content.ts';
 import type { GeminiContent, GeminiPart } from './native.ts';
 import { generationOf } from './model.ts';
 

@@ -1,14 +1,14 @@
 /** OpenAI request → exact Converse body, checked against recorded requests where they fit. */
 import { describe, expect, it, vi } from 'vitest';
-import type { ChatCompletionRequest, ChatMessage, ProviderCall } from 'switchyard-gateway';
-import { GatewayError } from 'switchyard-gateway/kit';
-import { applyCapabilities } from 'switchyard-gateway/kit';
-import plugin from './index.ts';
-import { buildConverseBody, buildConverseRequest, conversePath, type RequestSettings } from './request.ts';
+import type { ChatCompletionRequest, ChatMessage } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { GatewayError } from '../../errors.ts';
+import { applyCapabilities } from '../../providers/capabilities.ts';
+import { buildConverseBody, buildConverseRequest, CONVERSE_CAPABILITIES, conversePath, type ConverseRequestSettings } from './request.ts';
 import { callFactory, loadFixture } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/bedrock/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/bedrock/', import.meta.url);
 
 const recorded = (name: string) => loadFixture(FIXTURES, name).request as Record<string, any>;
 
@@ -16,10 +16,10 @@ const rawCallOf = callFactory({ provider: 'aws', model: 'us.amazon.nova-micro-v1
 /** A call as the core hands it over: the plugin's declared capabilities applied first. */
 const callOf: typeof rawCallOf = (request, extra) => {
   const call = rawCallOf(request, extra);
-  return { ...call, request: applyCapabilities(call, plugin.capabilities ?? {}) };
+  return { ...call, request: applyCapabilities(call, CONVERSE_CAPABILITIES) };
 };
 
-const build = (request: Partial<ChatCompletionRequest>, settings: RequestSettings = {}, extra: Partial<ProviderCall> = {}) => buildConverseBody(callOf(request, extra), settings);
+const build = (request: Partial<ChatCompletionRequest>, settings: ConverseRequestSettings = {}, extra: Partial<ProviderCall> = {}) => buildConverseBody(callOf(request, extra), settings);
 
 function rejection(request: Partial<ChatCompletionRequest>): GatewayError {
   try {

@@ -16,30 +16,44 @@
  * penalty, an empty `logit_bias`) is accepted and left out. `parallel_tool_calls` is ignored:
  * Converse has no switch for it.
  */
-import type { ChatCompletionRequest, FunctionTool, ProviderCall, HttpRequestSpec } from 'switchyard-gateway';
-import { GatewayError, functionOf, unsupportedParam } from 'switchyard-gateway/kit';
+import type { ChatCompletionRequest, FunctionTool } from '../../openai-types.ts';
+import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
+import type { HttpRequestSpec } from '../../providers/http-provider.ts';
+import { GatewayError } from '../../errors.ts';
+import { functionOf, unsupportedParam } from '../../providers/params.ts';
 import { translateMessages, type TranslatedMessages } from './messages.ts';
 
-export interface RequestSettings {
+export interface ConverseRequestSettings {
   /** `inferenceConfig.maxTokens` when the request sets none (else the model's default applies). */
   maxTokens?: number;
   /** A Bedrock guardrail applied to every request. */
   guardrail?: { identifier: string; version: string; trace?: 'enabled' | 'disabled' | 'enabled_full' };
 }
 
-/** Parameters with no Converse equivalent at any value. */
-export const UNSUPPORTED_PARAMS: readonly string[] = ['seed', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'reasoning_effort', 'verbosity'];
+/**
+ * What this translation carries, for the `capabilities` of a provider that uses it (spread it
+ * and add your own, e.g. `nativeProtocols`). `unsupportedParams` have no Converse equivalent at
+ * any value: the core refuses them with a 400, or drops them with `dropUnsupportedParams`.
+ */
+export const CONVERSE_CAPABILITIES: Readonly<ProviderCapabilities> = Object.freeze({
+  streaming: true,
+  tools: true,
+  images: true,
+  responseFormat: true,
+  samplingExtras: false,
+  unsupportedParams: Object.freeze(['seed', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'reasoning_effort', 'verbosity']),
+});
 
 /** The path for one attempt: the model id is one path segment, so it is fully encoded. */
 export function conversePath(model: string, stream: boolean): string {
   return `/model/${encodeURIComponent(model)}/${stream ? 'converse-stream' : 'converse'}`;
 }
 
-export function buildConverseRequest(call: ProviderCall, settings: RequestSettings = {}): HttpRequestSpec {
+export function buildConverseRequest(call: ProviderCall, settings: ConverseRequestSettings = {}): HttpRequestSpec {
   return { path: conversePath(call.model, call.stream), body: buildConverseBody(call, settings) };
 }
 
-export function buildConverseBody(call: ProviderCall, settings: RequestSettings = {}): Record<string, unknown> {
+export function buildConverseBody(call: ProviderCall, settings: ConverseRequestSettings = {}): Record<string, unknown> {
   const r = call.request;
   checkParams(call);
   const translated = translateMessages(call);

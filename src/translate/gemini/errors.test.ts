@@ -1,11 +1,11 @@
 /** google.rpc error bodies → UpstreamFailure, and what the client sees for them. */
 import { describe, expect, it } from 'vitest';
-import { UpstreamError } from 'switchyard-gateway/kit';
+import { UpstreamError } from '../../providers/upstream-error.ts';
 import { durationMs, readGoogleError } from './errors.ts';
 import { loadFixture } from 'switchyard-gateway/kit/testing';
 
 /** This provider's recorded payloads. */
-const FIXTURES = new URL('../../test/fixtures/gemini/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/gemini/', import.meta.url);
 
 const body = (name: string) => loadFixture(FIXTURES, name).json;
 

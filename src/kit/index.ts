@@ -8,7 +8,7 @@
  */
 export { decodeSseJson, type SseJsonEvent } from '../providers/http-provider.ts';
 export { UpstreamError, parseRetryAfter, categorize, HTTP_FAILURES, TRANSPORT_FAILURES, type FailureRule, type UpstreamErrorKind } from '../providers/upstream-error.ts';
-export { unsupportedParam, checkUnsupported, checkSamplingExtras, functionOf } from '../providers/params.ts';
+export { unsupportedParam, checkUnsupported, checkSamplingExtras, functionOf, jsonSchemaFormat, type JsonSchemaFormat } from '../providers/params.ts';
 export { openAiStyleFailure } from '../protocol/openai-errors.ts';
 export { readSse, sseData, type SseMessage } from '../protocol/sse.ts';
 export { ChunkBuilder, type ChunkDelta } from '../protocol/chunks.ts';

@@ -8,8 +8,7 @@
  */
 import type { ChatCompletionRequest, FunctionTool } from '../../openai-types.ts';
 import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
-import { GatewayError } from '../../errors.ts';
-import { functionOf, unsupportedParam } from '../../providers/params.ts';
+import { functionOf, jsonSchemaFormat, unsupportedParam } from '../../providers/params.ts';
 import { translateMessages } from './messages.ts';
 
 export interface AnthropicRequestSettings {
@@ -108,17 +107,8 @@ function toolChoice(r: ChatCompletionRequest): Record<string, unknown> | undefin
  * Anthropic answers 400 for features it does not support). It has no schema-less JSON mode.
  */
 function outputFormat(call: ProviderCall): Record<string, unknown> | undefined {
-  const f = call.request.response_format;
-  if (!f || f.type === 'text') return undefined;
-  if (f.type === 'json_schema') {
-    const schema = f.json_schema?.schema;
-    if (!schema || typeof schema !== 'object') {
-      throw new GatewayError('invalid_request', "Invalid 'response_format.json_schema.schema': a JSON schema object is required.", { param: 'response_format.json_schema.schema' });
-    }
-    return { type: 'json_schema', schema };
-  }
-  unsupportedParam(call, 'response_format', `of type "${f.type}" is not supported (use "json_schema" with a schema)`);
-  return undefined;
+  const format = jsonSchemaFormat(call);
+  return format && { type: 'json_schema', schema: format.schema };
 }
 
 function effortOf(call: ProviderCall): string | undefined {

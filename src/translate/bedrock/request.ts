@@ -19,8 +19,7 @@
 import type { ChatCompletionRequest, FunctionTool } from '../../openai-types.ts';
 import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
 import type { HttpRequestSpec } from '../../providers/http-provider.ts';
-import { GatewayError } from '../../errors.ts';
-import { functionOf, unsupportedParam } from '../../providers/params.ts';
+import { functionOf, jsonSchemaFormat, unsupportedParam } from '../../providers/params.ts';
 import { translateMessages, type TranslatedMessages } from './messages.ts';
 
 export interface ConverseRequestSettings {
@@ -137,20 +136,12 @@ function toolSpecOf(tool: FunctionTool, i: number, call: ProviderCall): Record<s
  * string; models without it answer 400). Converse has no schema-less JSON mode.
  */
 function outputFormat(call: ProviderCall): Record<string, unknown> | undefined {
-  const f = call.request.response_format;
-  if (!f || f.type === 'text') return undefined;
-  if (f.type === 'json_schema') {
-    const schema = f.json_schema?.schema;
-    if (!schema || typeof schema !== 'object') {
-      throw new GatewayError('invalid_request', "Invalid 'response_format.json_schema.schema': a JSON schema object is required.", { param: 'response_format.json_schema.schema' });
-    }
-    const jsonSchema: Record<string, unknown> = { schema: JSON.stringify(schema) };
-    if (f.json_schema.name) jsonSchema.name = f.json_schema.name;
-    if (f.json_schema.description) jsonSchema.description = f.json_schema.description;
-    return { type: 'json_schema', structure: { jsonSchema } };
-  }
-  unsupportedParam(call, 'response_format', `of type "${f.type}" is not supported (use "json_schema" with a schema)`);
-  return undefined;
+  const format = jsonSchemaFormat(call);
+  if (!format) return undefined;
+  const jsonSchema: Record<string, unknown> = { schema: JSON.stringify(format.schema) };
+  if (format.name) jsonSchema.name = format.name;
+  if (format.description) jsonSchema.description = format.description;
+  return { type: 'json_schema', structure: { jsonSchema } };
 }
 
 /** OpenAI `metadata` (string pairs) and `user` → Converse `requestMetadata`. */

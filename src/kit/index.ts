@@ -35,11 +35,13 @@ export { buildAnthropicRequest, ANTHROPIC_CAPABILITIES, type AnthropicRequestSet
 export { anthropicToCompletion } from '../translate/anthropic/response.ts';
 export { createAnthropicStreamTranslator } from '../translate/anthropic/stream.ts';
 export { readAnthropicError } from '../translate/anthropic/errors.ts';
+export type { AnthropicContentBlock, AnthropicDelta, AnthropicErrorBody, AnthropicResponse, AnthropicStreamEvent, AnthropicUsage } from '../translate/anthropic/native.ts';
 
 // Bedrock Converse / ConverseStream (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html).
 export { buildConverseRequest, buildConverseBody, conversePath, CONVERSE_CAPABILITIES, type ConverseRequestSettings } from '../translate/bedrock/request.ts';
 export { converseToCompletion } from '../translate/bedrock/response.ts';
 export { createConverseStreamTranslator } from '../translate/bedrock/stream.ts';
 export { readBedrockError } from '../translate/bedrock/errors.ts';
+export type { ConverseBlockDelta, ConverseBlockStart, ConverseOutputBlock, ConverseResponse, ConverseStreamEvent, ConverseStreamPayloads, ConverseUsage } from '../translate/bedrock/native.ts';
 // The binary AWS event stream (application/vnd.amazon.eventstream) → events; SSE is `decodeSseJson` / `readSse` above.
-export { decodeAwsEventStream, type BedrockStreamEvent } from '../translate/bedrock/eventstream.ts';
+export { decodeAwsEventStream, type AwsStreamEvent } from '../translate/bedrock/eventstream.ts';

@@ -4,6 +4,7 @@
  * retryable like any 5xx; Anthropic's `x-should-retry` header, when present, decides instead.
  */
 import type { UpstreamFailure } from '../../plugin-api.ts';
+import type { AnthropicErrorBody } from './native.ts';
 import type { Headers } from '../../providers/http-body.ts';
 
 /** HTTP status Anthropic uses for each error type (for errors that arrive inside a stream). */
@@ -25,7 +26,7 @@ export function statusOf(type: string | undefined): number {
 }
 
 export function failureOf(body: unknown): UpstreamFailure {
-  const error = (body as { error?: { type?: string; message?: string } } | undefined)?.error;
+  const error = (body as Partial<AnthropicErrorBody> | undefined)?.error;
   if (error && typeof error === 'object') return { message: error.message || error.type || 'unknown error', code: error.type ?? null };
   if (typeof body === 'string' && body.trim()) return { message: body.trim().slice(0, 500) };
   return { message: 'unknown error' };

@@ -8,21 +8,7 @@ import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai
 import type { ProviderCall } from '../../plugin-api.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
 import { failureOf, statusOf } from './errors.ts';
-
-export interface AnthropicUsage {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_read_input_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-}
-
-interface AnthropicResponse {
-  id: string;
-  model: string;
-  content: Array<{ type: string; text?: string; thinking?: string; id?: string; name?: string; input?: unknown }>;
-  stop_reason: string | null;
-  usage: AnthropicUsage;
-}
+import type { AnthropicErrorBody, AnthropicResponse, AnthropicUsage } from './native.ts';
 
 const FINISH: Record<string, FinishReason> = {
   end_turn: 'stop',
@@ -50,9 +36,10 @@ export function usageOf(u: AnthropicUsage): Usage {
 }
 
 export function anthropicToCompletion(body: unknown, call: ProviderCall): ChatCompletion {
-  const r = body as AnthropicResponse & { type?: string; error?: { type?: string } };
+  // The wire's word for it, checked below before it is read.
+  const r = body as AnthropicResponse | AnthropicErrorBody | null;
   if (r && typeof r === 'object' && r.type === 'error') throw UpstreamError.http(call.provider, statusOf(r.error?.type), failureOf(r));
-  if (!r || typeof r !== 'object' || !Array.isArray(r.content)) throw new SyntaxError('the answer has no content array');
+  if (!r || typeof r !== 'object' || !('content' in r) || !Array.isArray(r.content)) throw new SyntaxError('the answer has no content array');
   let text = '';
   let reasoning = '';
   const toolCalls: ToolCall[] = [];

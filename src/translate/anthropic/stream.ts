@@ -21,10 +21,11 @@ import type { ProviderCall, StreamTranslator } from '../../plugin-api.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
 import { ChunkBuilder, type ChunkDelta } from '../../protocol/chunks.ts';
 import type { SseJsonEvent } from '../../providers/http-body.ts';
-import { finishReason, usageOf, type AnthropicUsage } from './response.ts';
+import { finishReason, usageOf } from './response.ts';
 import { failureOf, statusOf } from './errors.ts';
+import type { AnthropicStreamEvent, AnthropicUsage } from './native.ts';
 
-type Json = Record<string, any>;
+type EventOf<T extends AnthropicStreamEvent['type']> = Extract<AnthropicStreamEvent, { type: T }>;
 
 export function createAnthropicStreamTranslator(call: ProviderCall): StreamTranslator {
   const chunks = new ChunkBuilder(call);
@@ -36,21 +37,21 @@ export function createAnthropicStreamTranslator(call: ProviderCall): StreamTrans
 
   const chunk = (delta: ChunkDelta, finish: FinishReason | null = null): ChatCompletionChunk => chunks.delta(delta, finish);
 
-  const blockStart = (data: Json): ChatCompletionChunk | undefined => {
-    const block = data.content_block ?? {};
-    if (block.type === 'tool_use') {
+  const blockStart = (data: EventOf<'content_block_start'>): ChatCompletionChunk | undefined => {
+    const block = data.content_block;
+    if (block?.type === 'tool_use') {
       const index = toolIndex.size;
       toolIndex.set(data.index, index);
       const start = { index, id: block.id, type: 'function' as const, function: { name: block.name, arguments: '' } };
       return chunk(chunks.started() ? { tool_calls: [start] } : { content: null, tool_calls: [start] });
     }
-    if (block.type === 'text' && block.text) return chunk({ content: block.text });
+    if (block?.type === 'text' && block.text) return chunk({ content: block.text });
     return undefined; // text starts empty; thinking, redacted_thinking, server tools: nothing yet
   };
 
-  const blockDelta = (data: Json): ChatCompletionChunk | undefined => {
-    const delta = data.delta ?? {};
-    switch (delta.type) {
+  const blockDelta = (data: EventOf<'content_block_delta'>): ChatCompletionChunk | undefined => {
+    const delta = data.delta;
+    switch (delta?.type) {
       case 'text_delta':
         return delta.text ? chunk({ content: delta.text }) : undefined;
       case 'input_json_delta': {
@@ -68,13 +69,14 @@ export function createAnthropicStreamTranslator(call: ProviderCall): StreamTrans
 
   return {
     push(event) {
-      const data = (event as SseJsonEvent)?.data as Json | undefined;
+      // The wire's word for it: the cases below guard what they read.
+      const data = (event as SseJsonEvent | undefined)?.data as AnthropicStreamEvent | undefined;
       switch (data?.type) {
         case 'message_start': {
-          const message = data.message ?? {};
-          if (typeof message.id === 'string' && message.id) chunks.id = message.id;
-          if (typeof message.model === 'string' && message.model) chunks.model = message.model;
-          Object.assign(usage, message.usage);
+          const message = data.message;
+          if (typeof message?.id === 'string' && message.id) chunks.id = message.id;
+          if (typeof message?.model === 'string' && message.model) chunks.model = message.model;
+          Object.assign(usage, message?.usage);
           return undefined;
         }
         case 'content_block_start':

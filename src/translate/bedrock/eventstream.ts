@@ -17,7 +17,8 @@
 import { EventStreamCodec, getChunkedStream, type Message } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
 
-export interface BedrockStreamEvent {
+/** One frame of an AWS event stream, named; a service's own event types narrow `type` and `payload` (ConverseStreamEvent). */
+export interface AwsStreamEvent {
   kind: 'event' | 'exception' | 'error';
   /** The event or exception name (`contentBlockDelta`, `throttlingException`, ...). */
   type: string;
@@ -27,7 +28,7 @@ export interface BedrockStreamEvent {
 /** Largest frame accepted (AWS event-stream messages are at most 16 MiB). */
 const MAX_FRAME = 16 * 1024 * 1024;
 
-export async function* decodeAwsEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<BedrockStreamEvent> {
+export async function* decodeAwsEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<AwsStreamEvent> {
   const codec = new EventStreamCodec(toUtf8, fromUtf8);
   const source = new SourceGuard(body);
   try {
@@ -44,7 +45,7 @@ export async function* decodeAwsEventStream(body: AsyncIterable<Uint8Array>): As
 }
 
 /** One decoded frame → a native event. */
-export function eventOf(message: Message): BedrockStreamEvent {
+export function eventOf(message: Message): AwsStreamEvent {
   const header = (name: string): string | undefined => {
     const h = message.headers[name];
     return h && h.type === 'string' ? h.value : undefined;

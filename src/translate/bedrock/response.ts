@@ -6,29 +6,7 @@
  */
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
-
-export interface ConverseUsage {
-  inputTokens?: number;
-  outputTokens?: number;
-  totalTokens?: number;
-  cacheReadInputTokens?: number;
-  cacheWriteInputTokens?: number;
-  /** Older names of the cache counts, still sent beside the new ones. */
-  cacheReadInputTokenCount?: number;
-  cacheWriteInputTokenCount?: number;
-}
-
-interface ConverseBlock {
-  text?: string;
-  toolUse?: { toolUseId?: string; name?: string; input?: unknown };
-  reasoningContent?: { reasoningText?: { text?: string } };
-}
-
-interface ConverseResponse {
-  output?: { message?: { role?: string; content?: ConverseBlock[] } };
-  stopReason?: string;
-  usage?: ConverseUsage;
-}
+import type { ConverseResponse, ConverseUsage } from './native.ts';
 
 const FINISH: Record<string, FinishReason> = {
   end_turn: 'stop',

@@ -6,7 +6,7 @@ import { fromUtf8, toUtf8 } from '@smithy/core/serde';
 import type { ChatCompletionChunk } from '../../openai-types.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
-import { decodeAwsEventStream, type BedrockStreamEvent } from './eventstream.ts';
+import { decodeAwsEventStream, type AwsStreamEvent } from './eventstream.ts';
 import { createConverseStreamTranslator } from './stream.ts';
 import { loadFixture } from 'switchyard-gateway/kit/testing';
 
@@ -21,8 +21,8 @@ async function* pieces(bytes: Uint8Array, size: number): AsyncGenerator<Uint8Arr
   for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
 }
 
-async function decode(bytes: Uint8Array, size = bytes.length || 1): Promise<BedrockStreamEvent[]> {
-  const events: BedrockStreamEvent[] = [];
+async function decode(bytes: Uint8Array, size = bytes.length || 1): Promise<AwsStreamEvent[]> {
+  const events: AwsStreamEvent[] = [];
   for await (const e of decodeAwsEventStream(pieces(bytes, size))) events.push(e);
   return events;
 }
@@ -43,7 +43,7 @@ function frame(headers: Record<string, string>, payload: unknown): Uint8Array {
 const event = (type: string, payload: unknown) => frame({ ':event-type': type, ':content-type': 'application/json', ':message-type': 'event' }, payload);
 const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
 
-function translate(events: BedrockStreamEvent[]): ChatCompletionChunk[] {
+function translate(events: AwsStreamEvent[]): ChatCompletionChunk[] {
   const t = createConverseStreamTranslator(call);
   const out: ChatCompletionChunk[] = [];
   for (const e of events) {
@@ -96,7 +96,7 @@ describe('decodeAwsEventStream', () => {
       yield bin('converse-stream-basic').subarray(0, 300);
       throw reset;
     }
-    const seen: BedrockStreamEvent[] = [];
+    const seen: AwsStreamEvent[] = [];
     await expect(
       (async () => {
         for await (const e of decodeAwsEventStream(broken())) seen.push(e);

@@ -20,11 +20,10 @@ import type { ChatCompletionChunk, FinishReason } from '../../openai-types.ts';
 import type { ProviderCall, StreamTranslator } from '../../plugin-api.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
 import { ChunkBuilder, type ChunkDelta } from '../../protocol/chunks.ts';
-import type { BedrockStreamEvent } from './eventstream.ts';
-import { finishReason, usageOf, type ConverseUsage } from './response.ts';
+import type { AwsStreamEvent } from './eventstream.ts';
+import { finishReason, usageOf } from './response.ts';
 import { streamFailure } from './errors.ts';
-
-type Json = Record<string, any>;
+import type { ConverseBlockDelta, ConverseBlockStart, ConverseStreamEvent } from './native.ts';
 
 export function createConverseStreamTranslator(call: ProviderCall): StreamTranslator {
   const chunks = new ChunkBuilder(call);
@@ -35,7 +34,7 @@ export function createConverseStreamTranslator(call: ProviderCall): StreamTransl
 
   const chunk = (delta: ChunkDelta, finish: FinishReason | null = null): ChatCompletionChunk => chunks.delta(delta, finish);
 
-  const blockStart = (data: Json): ChatCompletionChunk | undefined => {
+  const blockStart = (data: ConverseBlockStart): ChatCompletionChunk | undefined => {
     const tool = data.start?.toolUse;
     if (!tool || typeof tool !== 'object') return undefined;
     const index = toolIndex.size;
@@ -44,7 +43,7 @@ export function createConverseStreamTranslator(call: ProviderCall): StreamTransl
     return chunk(chunks.started() ? { tool_calls: [start] } : { content: null, tool_calls: [start] });
   };
 
-  const blockDelta = (data: Json): ChatCompletionChunk | undefined => {
+  const blockDelta = (data: ConverseBlockDelta): ChatCompletionChunk | undefined => {
     const delta = data.delta ?? {};
     if (typeof delta.text === 'string') return delta.text ? chunk({ content: delta.text }) : undefined;
     if (delta.toolUse && typeof delta.toolUse === 'object') {
@@ -60,25 +59,28 @@ export function createConverseStreamTranslator(call: ProviderCall): StreamTransl
 
   return {
     push(raw) {
-      const event = raw as BedrockStreamEvent;
-      if (event.kind === 'exception' || event.kind === 'error') {
-        const { status, failure } = streamFailure(event.type, event.payload);
+      const decoded = raw as AwsStreamEvent;
+      if (decoded.kind === 'exception' || decoded.kind === 'error') {
+        const { status, failure } = streamFailure(decoded.type, decoded.payload);
         throw UpstreamError.http(call.provider, status, failure);
       }
-      const data = event.payload as Json;
+      // The wire's word for it: the cases below guard what they read.
+      const event = decoded as ConverseStreamEvent;
       switch (event.type) {
         case 'contentBlockStart':
-          return blockStart(data);
+          return blockStart(event.payload);
         case 'contentBlockDelta':
-          return blockDelta(data);
+          return blockDelta(event.payload);
         case 'messageStop':
           stopped = true;
           if (finished) return undefined;
           finished = true;
-          return chunk({}, finishReason(data.stopReason) ?? 'stop');
-        case 'metadata':
-          if (!data.usage || typeof data.usage !== 'object') return undefined;
-          return chunks.usage(usageOf(data.usage as ConverseUsage));
+          return chunk({}, finishReason(event.payload.stopReason) ?? 'stop');
+        case 'metadata': {
+          const usage = event.payload.usage;
+          if (!usage || typeof usage !== 'object') return undefined;
+          return chunks.usage(usageOf(usage));
+        }
         default:
           return undefined; // messageStart, contentBlockStop, event types added later
       }

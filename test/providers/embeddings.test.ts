@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import type { EmbeddingCall, EmbeddingRequest, ProviderInstance, ProviderPlugin } from 'switchyard-gateway';
+import { isProviderUnavailable, type EmbeddingCall, type EmbeddingRequest, type ProviderInstance, type ProviderPlugin } from 'switchyard-gateway';
 import { UpstreamError } from 'switchyard-gateway/kit';
 import { loadFixture, replay, startFakeUpstream, type FakeUpstream, type RecordedRequest } from 'switchyard-gateway/kit/testing';
 import openai from '../../plugins/openai/index.ts';
@@ -33,9 +33,10 @@ afterAll(async () => {
 });
 
 async function create<O>(plugin: ProviderPlugin<O>, options: O, name = 'p'): Promise<ProviderInstance> {
-  const instance = await plugin.create(options, { name, log, configDir: '.' });
-  instances.push(instance);
-  return instance;
+  const created = await plugin.create(options, { name, log, configDir: '.' });
+  if (isProviderUnavailable(created)) throw new Error(`provider ${name} is unavailable: ${created.unavailable}`);
+  instances.push(created);
+  return created;
 }
 
 function callOf(provider: string, model: string, embedding: Partial<EmbeddingRequest>, extra: Partial<EmbeddingCall> = {}): EmbeddingCall {

@@ -14,8 +14,7 @@
  * an absurd one before the codec allocates it (an HTML page from a proxy announces ~1 GB) and
  * to notice a body that ends inside a frame's first bytes, which the chunker lets pass.
  */
-import { EventStreamCodec, getChunkedStream, type Message } from '@smithy/core/event-streams';
-import { fromUtf8, toUtf8 } from '@smithy/core/serde';
+import type { Message } from '@smithy/core/event-streams';
 
 /** One frame of an AWS event stream, named; a service's own event types narrow `type` and `payload` (ConverseStreamEvent). */
 export interface AwsStreamEvent {
@@ -28,11 +27,23 @@ export interface AwsStreamEvent {
 /** Largest frame accepted (AWS event-stream messages are at most 16 MiB). */
 const MAX_FRAME = 16 * 1024 * 1024;
 
+type Codec = [typeof import('@smithy/core/event-streams'), typeof import('@smithy/core/serde')];
+let codecModules: Promise<Codec> | undefined;
+
+/**
+ * The AWS SDK's codec, imported with the first stream: the kit exports this decoder to every
+ * plugin, and only a gateway that streams from an AWS service should pay for loading it.
+ */
+function loadCodec(): Promise<Codec> {
+  return (codecModules ??= Promise.all([import('@smithy/core/event-streams'), import('@smithy/core/serde')]));
+}
+
 export async function* decodeAwsEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<AwsStreamEvent> {
+  const [{ EventStreamCodec, getChunkedStream }, { fromUtf8, toUtf8 }] = await loadCodec();
   const codec = new EventStreamCodec(toUtf8, fromUtf8);
   const source = new SourceGuard(body);
   try {
-    for await (const frame of getChunkedStream(source)) yield eventOf(codec.decode(frame));
+    for await (const frame of getChunkedStream(source)) yield eventOf(codec.decode(frame), toUtf8);
   } catch (err) {
     // Transport failures (a reset socket, a timeout) pass through as they are.
     if (source.failed || err instanceof SyntaxError) throw err;
@@ -45,7 +56,7 @@ export async function* decodeAwsEventStream(body: AsyncIterable<Uint8Array>): As
 }
 
 /** One decoded frame → a native event. */
-export function eventOf(message: Message): AwsStreamEvent {
+function eventOf(message: Message, toUtf8: (bytes: Uint8Array) => string): AwsStreamEvent {
   const header = (name: string): string | undefined => {
     const h = message.headers[name];
     return h && h.type === 'string' ? h.value : undefined;

@@ -150,9 +150,9 @@ export interface ProviderUnavailable {
   readonly unavailable: string;
 }
 
-/** True when `create` answered why the provider cannot serve rather than an instance. */
-export function isProviderUnavailable(created: ProviderInstance | ProviderUnavailable): created is ProviderUnavailable {
-  return typeof (created as Partial<ProviderUnavailable>).unavailable === 'string';
+/** True when `create` (or an HTTP provider's `prepare`) answered why the provider cannot serve. */
+export function isProviderUnavailable(created: unknown): created is ProviderUnavailable {
+  return typeof created === 'object' && created !== null && typeof (created as Partial<ProviderUnavailable>).unavailable === 'string';
 }
 
 /**

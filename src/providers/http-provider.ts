@@ -7,6 +7,7 @@ import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ChatCompletion, EmbeddingResponse } from '../openai-types.ts';
 import {
+  isProviderUnavailable,
   PLUGIN_API_VERSION,
   type EmbeddingCall,
   type ProviderCall,
@@ -135,15 +136,10 @@ export function defineHttpProvider<Options, Prepared>(spec: HttpProviderSpec<Opt
     async create(options, env) {
       // The overloads hold that a spec without `prepare` has Prepared = Options.
       const prepared = spec.prepare ? await spec.prepare(options, env) : (options as unknown as Prepared);
-      if (isUnavailable(prepared)) return prepared;
+      if (isProviderUnavailable(prepared)) return prepared;
       return new HttpProviderInstance(spec, prepared, env);
     },
   };
-}
-
-/** `prepare`'s answer is why not, rather than the prepared options. */
-function isUnavailable(value: unknown): value is ProviderUnavailable {
-  return typeof value === 'object' && value !== null && typeof (value as Partial<ProviderUnavailable>).unavailable === 'string';
 }
 
 class HttpProviderInstance<Options, Prepared> implements ProviderInstance {

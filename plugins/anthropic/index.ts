@@ -1,13 +1,11 @@
 /**
  * Anthropic Messages API (`POST /v1/messages`, `x-api-key`, `anthropic-version`): requests,
  * answers, named-event streams, tool use, images, prompt-cache usage and errors, translated to
- * and from the OpenAI wire format.
+ * and from the OpenAI wire format by the kit's Anthropic translations (src/translate/anthropic);
+ * this folder adds the API's URL, key, version and betas, and the Messages pass-through.
  */
 import { defineHttpProvider } from 'switchyard-gateway';
-import { buildMessagesRequest, UNSUPPORTED_PARAMS } from './request.ts';
-import { toCompletion } from './response.ts';
-import { createStreamTranslator } from './stream.ts';
-import { readError } from './errors.ts';
+import { ANTHROPIC_CAPABILITIES, anthropicToCompletion, buildAnthropicRequest, createAnthropicStreamTranslator, readAnthropicError } from 'switchyard-gateway/kit';
 
 export interface AnthropicOptions {
   /** Default https://api.anthropic.com */
@@ -45,15 +43,7 @@ export default defineHttpProvider<AnthropicOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: {
-    streaming: true,
-    tools: true,
-    images: true,
-    responseFormat: true,
-    samplingExtras: false,
-    unsupportedParams: UNSUPPORTED_PARAMS,
-    nativeProtocols: ['anthropic-messages', 'anthropic-count-tokens'],
-  },
+  capabilities: { ...ANTHROPIC_CAPABILITIES, nativeProtocols: ['anthropic-messages', 'anthropic-count-tokens'] },
   endpoint(options) {
     const headers: Record<string, string> = { ...options.headers, 'x-api-key': options.apiKey, 'anthropic-version': options.version ?? '2023-06-01' };
     if (options.beta) headers['anthropic-beta'] = options.beta;
@@ -65,9 +55,9 @@ export default defineHttpProvider<AnthropicOptions>({
     if (call.native?.protocol === 'anthropic-messages') return { path: '/v1/messages', body: { ...call.native.body, model: call.model }, headers: call.native.headers };
     // Anthropic counts tokens itself (POST /v1/messages/count_tokens): exact, and free.
     if (call.native?.protocol === 'anthropic-count-tokens') return { path: '/v1/messages/count_tokens', body: { ...call.native.body, model: call.model }, headers: call.native.headers };
-    return { path: '/v1/messages', body: buildMessagesRequest(call, { maxTokens: options.maxTokens ?? 4096, promptCaching: options.promptCaching }) };
+    return { path: '/v1/messages', body: buildAnthropicRequest(call, { maxTokens: options.maxTokens ?? 4096, promptCaching: options.promptCaching }) };
   },
-  toCompletion: (body, call) => toCompletion(body, call),
-  createStreamTranslator: (call) => createStreamTranslator(call),
-  readError,
+  toCompletion: (body, call) => anthropicToCompletion(body, call),
+  createStreamTranslator: (call) => createAnthropicStreamTranslator(call),
+  readError: readAnthropicError,
 });

@@ -1,18 +1,21 @@
 /**
  * AWS Bedrock Runtime, Converse and ConverseStream (`POST /model/{modelId}/converse`,
  * `/converse-stream`): one request shape for every Bedrock chat model, SigV4-signed, streams in
- * the binary AWS event-stream framing. The modules: request.ts + messages.ts (OpenAI → Converse),
- * response.ts, eventstream.ts + stream.ts (event stream → chunks), errors.ts, sign.ts, and
- * embeddings.ts (InvokeModel for Titan and Cohere embeddings).
+ * the binary AWS event-stream framing. The translations (Converse request, answer, event stream,
+ * errors) are the kit's (src/translate/bedrock); this folder adds the options, the credentials
+ * and SigV4 (sign.ts), and embeddings.ts (InvokeModel for Titan and Cohere embeddings).
  */
 import type { SignatureV4 } from '@smithy/signature-v4';
-import { defineHttpProvider, type ProviderEnv, type ProviderPlugin } from 'switchyard-gateway';
-import { UpstreamError } from 'switchyard-gateway/kit';
-import { buildConverseRequest, UNSUPPORTED_PARAMS, type RequestSettings } from './request.ts';
-import { toCompletion } from './response.ts';
-import { createStreamTranslator } from './stream.ts';
-import { decodeEventStream } from './eventstream.ts';
-import { readError } from './errors.ts';
+import { defineHttpProvider, type ProviderUnavailable } from 'switchyard-gateway';
+import {
+  buildConverseRequest,
+  CONVERSE_CAPABILITIES,
+  converseToCompletion,
+  createConverseStreamTranslator,
+  decodeAwsEventStream,
+  readBedrockError,
+  type ConverseRequestSettings,
+} from 'switchyard-gateway/kit';
 import { createSigner, resolveCredentials, signatureHeaders } from './sign.ts';
 import { buildEmbeddingBodies, EMBEDDING_CONCURRENCY, invokePath, toEmbeddings, type CohereRequest, type TitanRequest } from './embeddings.ts';
 
@@ -28,21 +31,28 @@ export interface BedrockOptions {
   /** `inferenceConfig.maxTokens` when the request sets none (default: the model's own). */
   maxTokens?: number;
   /** A Bedrock guardrail applied to every request. */
-  guardrail?: RequestSettings['guardrail'];
+  guardrail?: ConverseRequestSettings['guardrail'];
   /** Cohere Embed `input_type` when the request names none (default search_document). */
   cohereInputType?: 'search_document' | 'search_query' | 'classification' | 'clustering';
   headers?: Record<string, string>;
 }
 
-/** The options once the provider is created: credentials resolved, the signer made. */
-interface ResolvedOptions extends BedrockOptions {
-  provider: string;
-  signer?: SignatureV4;
-  /** Why there is no signer (no credentials): every attempt fails with it. */
-  missingCredentials?: string;
+/** The options once prepared: credentials resolved (options, else the environment), the signer made. */
+interface SigningOptions extends BedrockOptions {
+  signer: SignatureV4;
 }
 
-const http = defineHttpProvider<ResolvedOptions>({
+/**
+ * Resolves the credentials once per config generation. Without them the provider is reported
+ * unavailable with the reason (startup banner, /readyz, a config warning), not failed per request.
+ */
+export function prepareSigning(options: BedrockOptions, processEnv: NodeJS.ProcessEnv = process.env): SigningOptions | ProviderUnavailable {
+  const credentials = resolveCredentials(options, processEnv);
+  if ('missing' in credentials) return { unavailable: credentials.missing };
+  return { ...options, signer: createSigner(options.region, credentials) };
+}
+
+export default defineHttpProvider<BedrockOptions, SigningOptions>({
   id: 'bedrock',
   description: 'AWS Bedrock Runtime (Converse and ConverseStream, SigV4)',
   optionsSchema: {
@@ -71,47 +81,18 @@ const http = defineHttpProvider<ResolvedOptions>({
     },
   },
   secretOptions: ['accessKeyId', 'secretAccessKey', 'sessionToken'],
-  capabilities: {
-    streaming: true,
-    tools: true,
-    images: true,
-    responseFormat: true,
-    samplingExtras: false,
-    unsupportedParams: UNSUPPORTED_PARAMS,
-  },
+  capabilities: CONVERSE_CAPABILITIES,
+  prepare: (options) => prepareSigning(options),
   endpoint: (options) => ({ baseUrl: options.endpoint ?? `https://bedrock-runtime.${options.region}.amazonaws.com`, headers: { ...options.headers } }),
   buildRequest: (call, options) => buildConverseRequest(call, { maxTokens: options.maxTokens, guardrail: options.guardrail }),
-  async signRequest(request, options) {
-    if (!options.signer) {
-      // Not the client's fault: a 401 names the provider config as the thing to fix, and fails over.
-      throw UpstreamError.http(options.provider, 401, { message: options.missingCredentials ?? 'no AWS credentials' });
-    }
-    return signatureHeaders(options.signer, request);
-  },
-  toCompletion: (body, call) => toCompletion(body, call),
-  createStreamTranslator: (call) => createStreamTranslator(call),
-  decodeStream: decodeEventStream,
-  readError,
+  signRequest: (request, options) => signatureHeaders(options.signer, request),
+  toCompletion: (body, call) => converseToCompletion(body, call),
+  createStreamTranslator: (call) => createConverseStreamTranslator(call),
+  decodeStream: decodeAwsEventStream,
+  readError: readBedrockError,
   embeddings: {
     buildRequests: (call, options) => buildEmbeddingBodies(call, { cohereInputType: options.cohereInputType }).map((body) => ({ path: invokePath(call.model), body })),
     toEmbeddings: (body, call, _options, answered) => toEmbeddings(body, call, answered.request.body as TitanRequest | CohereRequest, answered.headers),
     concurrency: EMBEDDING_CONCURRENCY,
   },
 });
-
-/** Resolves the credentials (options, else the AWS environment variables) once, at creation. */
-export function resolveOptions(options: BedrockOptions, env: ProviderEnv, processEnv: NodeJS.ProcessEnv = process.env): ResolvedOptions {
-  const credentials = resolveCredentials(options, processEnv);
-  if ('missing' in credentials) {
-    env.log.warn({ provider: env.name }, `bedrock provider "${env.name}": ${credentials.missing}; its requests will fail until that is fixed`);
-    return { ...options, provider: env.name, missingCredentials: credentials.missing };
-  }
-  return { ...options, provider: env.name, signer: createSigner(options.region, credentials) };
-}
-
-const plugin: ProviderPlugin<BedrockOptions> = {
-  ...(http as unknown as ProviderPlugin<BedrockOptions>),
-  create: (options, env) => http.create(resolveOptions(options, env), env),
-};
-
-export default plugin;

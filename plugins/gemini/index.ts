@@ -4,17 +4,12 @@
  * function calling (thought signatures kept), images and audio, JSON output, thinking, logprobs,
  * safety blocks and errors, translated to and from the OpenAI wire format.
  *
- *   request.ts / contents.ts   OpenAI request → generateContent body
- *   response.ts                GenerateContentResponse → chat.completion
- *   stream.ts                  SSE events → chat.completion.chunk
- *   errors.ts                  google.rpc error bodies → UpstreamFailure
- *   embeddings.ts              /v1/embeddings ↔ batchEmbedContents
+ * The translations (request, answer, stream, google.rpc errors) are the kit's, shared with any
+ * provider that speaks generateContent (src/translate/gemini); this folder adds the Gemini API's
+ * URLs and key, and embeddings.ts (/v1/embeddings ↔ batchEmbedContents).
  */
 import { defineHttpProvider } from 'switchyard-gateway';
-import { buildGenerateRequest, UNSUPPORTED_PARAMS } from './request.ts';
-import { toCompletion } from './response.ts';
-import { createStreamTranslator } from './stream.ts';
-import { readGoogleError } from './errors.ts';
+import { buildGeminiRequest, createGeminiStreamTranslator, GEMINI_CAPABILITIES, geminiToCompletion, readGoogleError } from 'switchyard-gateway/kit';
 import { buildBatchEmbedRequests, TASK_TYPES, toEmbeddings, type BatchEmbedContentsRequest } from './embeddings.ts';
 
 export interface GeminiOptions {
@@ -58,14 +53,14 @@ export default defineHttpProvider<GeminiOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, unsupportedParams: UNSUPPORTED_PARAMS },
+  capabilities: GEMINI_CAPABILITIES,
   endpoint: (options) => ({ baseUrl: options.baseUrl ?? DEFAULT_BASE_URL, headers: { ...options.headers, 'x-goog-api-key': options.apiKey } }),
   buildRequest(call, options) {
     const method = call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-    return { path: `/${options.apiVersion ?? 'v1beta'}/${modelPath(call.model)}:${method}`, body: buildGenerateRequest(call, { safetySettings: options.safetySettings }) };
+    return { path: `/${options.apiVersion ?? 'v1beta'}/${modelPath(call.model)}:${method}`, body: buildGeminiRequest(call, { safetySettings: options.safetySettings }) };
   },
-  toCompletion: (body, call) => toCompletion(body, call),
-  createStreamTranslator: (call) => createStreamTranslator(call),
+  toCompletion: (body, call) => geminiToCompletion(body, call),
+  createStreamTranslator: (call) => createGeminiStreamTranslator(call),
   readError: (status, body) => readGoogleError(status, body),
   embeddings: {
     buildRequests: (call, options) =>

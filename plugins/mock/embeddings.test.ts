@@ -1,6 +1,6 @@
 /** The mock's embeddings: deterministic unit vectors of the asked length, usage from its token counter. */
 import { describe, expect, it } from 'vitest';
-import type { EmbeddingCall } from 'switchyard-gateway';
+import { isProviderUnavailable, type EmbeddingCall } from 'switchyard-gateway';
 import { GatewayError } from 'switchyard-gateway/kit';
 import mock from './index.ts';
 import { DEFAULT_EMBEDDING_DIMENSIONS, mockEmbeddings, vectorOf } from './embeddings.ts';
@@ -65,6 +65,7 @@ describe('provider', () => {
   it('declares embeddings and serves them through embed() with embeddingDimensions', async () => {
     expect(mock.capabilities?.embeddings).toBe(true);
     const instance = await mock.create({ embeddingDimensions: 16 }, { name: 'mock', configDir: '.', log: undefined as never });
+    if (isProviderUnavailable(instance)) throw new Error(instance.unavailable);
     const call = { provider: 'mock', model: 'mock-embed', signal: new AbortController().signal, embedding: { model: 'alias', input: 'hi' } } as unknown as EmbeddingCall;
     const r = await instance.embed!(call);
     expect(r).toMatchObject({ object: 'list', model: 'mock-embed', usage: { prompt_tokens: 1, total_tokens: 1 } });

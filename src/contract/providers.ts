@@ -135,7 +135,24 @@ export interface ProviderPlugin<Options = Record<string, unknown>> {
   /** Option names holding secrets: scrubbed from every message a client or log sees. */
   secretOptions?: string[];
   capabilities?: ProviderCapabilities;
-  create(options: Options, env: ProviderEnv): ProviderInstance | Promise<ProviderInstance>;
+  /**
+   * Called once per config generation whose options for this provider changed. Answer
+   * `{ unavailable: reason }` when the provider cannot serve as configured (no credentials in
+   * the options or the environment): the gateway still starts, names the reason in a config
+   * warning, the startup banner and /readyz, and answers 503 for its targets (a fallback
+   * serves) without calling it. Throwing is for a configuration that is wrong: a config error.
+   */
+  create(options: Options, env: ProviderEnv): ProviderInstance | ProviderUnavailable | Promise<ProviderInstance | ProviderUnavailable>;
+}
+
+/** Why a provider cannot serve with its configuration (see `ProviderPlugin.create`); the reason must not hold a secret. */
+export interface ProviderUnavailable {
+  readonly unavailable: string;
+}
+
+/** True when `create` (or an HTTP provider's `prepare`) answered why the provider cannot serve. */
+export function isProviderUnavailable(created: unknown): created is ProviderUnavailable {
+  return typeof created === 'object' && created !== null && typeof (created as Partial<ProviderUnavailable>).unavailable === 'string';
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 export { decodeSseJson, type SseJsonEvent } from '../providers/http-provider.ts';
 export { UpstreamError, parseRetryAfter, categorize, HTTP_FAILURES, TRANSPORT_FAILURES, type FailureRule, type UpstreamErrorKind } from '../providers/upstream-error.ts';
-export { unsupportedParam, checkUnsupported, checkSamplingExtras, functionOf } from '../providers/params.ts';
+export { unsupportedParam, checkUnsupported, checkSamplingExtras, functionOf, jsonSchemaFormat, type JsonSchemaFormat } from '../providers/params.ts';
 export { openAiStyleFailure } from '../protocol/openai-errors.ts';
 export { readSse, sseData, type SseMessage } from '../protocol/sse.ts';
 export { ChunkBuilder, type ChunkDelta } from '../protocol/chunks.ts';
@@ -16,3 +16,32 @@ export { textOf, partsOf, parseDataUrl, parseArguments, toolCallArguments } from
 export { GatewayError, ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 export { applyCapabilities } from '../providers/capabilities.ts';
 export { mulberry32 } from '../protocol/random.ts';
+
+// The built-in translations, for a provider that speaks one of these protocols behind other
+// URLs or auth (Vertex AI's Gemini and Claude, a Bedrock proxy). Each is pure: OpenAI chat
+// request → native body, native answer → chat.completion, native stream → chunks (a fresh
+// translator per attempt), native error body → UpstreamFailure; `*_CAPABILITIES` says what the
+// translation carries, for the provider's `capabilities`.
+
+// Gemini generateContent / streamGenerateContent (https://ai.google.dev/api/generate-content).
+export { buildGeminiRequest, GEMINI_CAPABILITIES, type GeminiRequestSettings } from '../translate/gemini/request.ts';
+export { geminiToCompletion } from '../translate/gemini/response.ts';
+export { createGeminiStreamTranslator } from '../translate/gemini/stream.ts';
+export { readGoogleError } from '../translate/gemini/errors.ts';
+export type { GeminiCandidate, GeminiContent, GeminiPart, GeminiResponse, GeminiUsage, GoogleStatus } from '../translate/gemini/native.ts';
+
+// Anthropic Messages (https://docs.anthropic.com/en/api/messages), SSE with named events.
+export { buildAnthropicRequest, ANTHROPIC_CAPABILITIES, type AnthropicRequestSettings } from '../translate/anthropic/request.ts';
+export { anthropicToCompletion } from '../translate/anthropic/response.ts';
+export { createAnthropicStreamTranslator } from '../translate/anthropic/stream.ts';
+export { readAnthropicError } from '../translate/anthropic/errors.ts';
+export type { AnthropicContentBlock, AnthropicDelta, AnthropicErrorBody, AnthropicResponse, AnthropicStreamEvent, AnthropicUsage } from '../translate/anthropic/native.ts';
+
+// Bedrock Converse / ConverseStream (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html).
+export { buildConverseRequest, buildConverseBody, conversePath, CONVERSE_CAPABILITIES, type ConverseRequestSettings } from '../translate/bedrock/request.ts';
+export { converseToCompletion } from '../translate/bedrock/response.ts';
+export { createConverseStreamTranslator } from '../translate/bedrock/stream.ts';
+export { readBedrockError } from '../translate/bedrock/errors.ts';
+export type { ConverseBlockDelta, ConverseBlockStart, ConverseOutputBlock, ConverseResponse, ConverseStreamEvent, ConverseStreamPayloads, ConverseUsage } from '../translate/bedrock/native.ts';
+// The binary AWS event stream (application/vnd.amazon.eventstream) → events; SSE is `decodeSseJson` / `readSse` above.
+export { decodeAwsEventStream, type AwsStreamEvent } from '../translate/bedrock/eventstream.ts';

@@ -6,7 +6,18 @@
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ChatCompletion, EmbeddingResponse } from '../openai-types.ts';
-import { PLUGIN_API_VERSION, type EmbeddingCall, type ProviderCall, type ProviderEnv, type ProviderInstance, type ProviderPlugin, type StreamTranslator, type NativeResponse } from '../plugin-api.ts';
+import {
+  isProviderUnavailable,
+  PLUGIN_API_VERSION,
+  type EmbeddingCall,
+  type ProviderCall,
+  type ProviderEnv,
+  type ProviderInstance,
+  type ProviderPlugin,
+  type ProviderUnavailable,
+  type StreamTranslator,
+  type NativeResponse,
+} from '../plugin-api.ts';
 import { decodeSseJson, readErrorBody, serialise, type Headers, type SseJsonEvent } from './http-body.ts';
 import { sseJsonEvents } from './sse-events.ts';
 import type { UpstreamFailure } from '../plugin-api.ts';
@@ -39,19 +50,31 @@ export interface OutgoingRequest {
   body: string;
 }
 
-export interface HttpProviderSpec<Options> extends Omit<ProviderPlugin<Options>, 'apiVersion' | 'kind' | 'create'> {
-  endpoint(options: Options, env: ProviderEnv): Endpoint;
-  buildRequest(call: ProviderCall, options: Options): HttpRequestSpec;
+/**
+ * A provider over HTTPS. `Options` are what gateway.yaml gives (checked by `optionsSchema`);
+ * `Prepared` is what `prepare` makes of them once per config generation (credentials resolved, a
+ * signer made) and what every other part receives. Without `prepare`, the options themselves.
+ */
+export interface HttpProviderSpec<Options, Prepared = Options> extends Omit<ProviderPlugin<Options>, 'apiVersion' | 'kind' | 'create'> {
+  /**
+   * Runs once per config generation, before the pool exists: resolve what the options leave to
+   * the environment. Answer `{ unavailable: reason }` when the provider cannot serve (the
+   * gateway starts, reports the reason and answers 503 for its targets) instead of failing each
+   * request; throw for options that are wrong (a config error).
+   */
+  prepare?(options: Options, env: ProviderEnv): Prepared | ProviderUnavailable | Promise<Prepared | ProviderUnavailable>;
+  endpoint(options: Prepared, env: ProviderEnv): Endpoint;
+  buildRequest(call: ProviderCall, options: Prepared): HttpRequestSpec;
   /** Adds signature headers once the body is final. */
-  signRequest?(request: OutgoingRequest, options: Options): Promise<Record<string, string>>;
-  toCompletion(body: unknown, call: ProviderCall, options: Options): ChatCompletion;
-  createStreamTranslator(call: ProviderCall, options: Options): StreamTranslator;
+  signRequest?(request: OutgoingRequest, options: Prepared): Promise<Record<string, string>>;
+  toCompletion(body: unknown, call: ProviderCall, options: Prepared): ChatCompletion;
+  createStreamTranslator(call: ProviderCall, options: Prepared): StreamTranslator;
   /** Decodes a 2xx streamed body into native events. Default: SSE with JSON data, ending at `[DONE]`. */
   decodeStream?(body: AsyncIterable<Uint8Array>): AsyncIterable<unknown>;
   /** The provider's error body (parsed JSON, else text) in its own words. */
   readError(status: number, body: unknown, headers: Headers): UpstreamFailure;
   /** POST /v1/embeddings: with it the provider declares `capabilities.embeddings` and its instance has `embed`. */
-  embeddings?: HttpEmbeddingsSpec<Options>;
+  embeddings?: HttpEmbeddingsSpec<Prepared>;
 }
 
 /**
@@ -90,7 +113,18 @@ interface ByteBudget {
   left: number;
 }
 
-export function defineHttpProvider<Options>(spec: HttpProviderSpec<Options>): ProviderPlugin<Options> {
+/**
+ * A ProviderPlugin from an HTTP spec; see docs/plugins.md for a whole one.
+ *
+ * @example Credentials resolved once per config generation, or the provider reported unavailable
+ * prepare(options) {
+ *   const key = options.apiKey ?? process.env.ACME_API_KEY;
+ *   return key ? { ...options, key } : { unavailable: 'no API key: set apiKey, or ACME_API_KEY in the environment' };
+ * },
+ */
+export function defineHttpProvider<Options>(spec: HttpProviderSpec<Options>): ProviderPlugin<Options>;
+export function defineHttpProvider<Options, Prepared>(spec: HttpProviderSpec<Options, Prepared> & Required<Pick<HttpProviderSpec<Options, Prepared>, 'prepare'>>): ProviderPlugin<Options>;
+export function defineHttpProvider<Options, Prepared>(spec: HttpProviderSpec<Options, Prepared>): ProviderPlugin<Options> {
   return {
     apiVersion: PLUGIN_API_VERSION,
     kind: 'provider',
@@ -99,15 +133,18 @@ export function defineHttpProvider<Options>(spec: HttpProviderSpec<Options>): Pr
     optionsSchema: spec.optionsSchema,
     secretOptions: spec.secretOptions,
     capabilities: spec.embeddings ? { ...spec.capabilities, embeddings: true } : spec.capabilities,
-    create(options, env) {
-      return new HttpProviderInstance(spec, options, env);
+    async create(options, env) {
+      // The overloads hold that a spec without `prepare` has Prepared = Options.
+      const prepared = spec.prepare ? await spec.prepare(options, env) : (options as unknown as Prepared);
+      if (isProviderUnavailable(prepared)) return prepared;
+      return new HttpProviderInstance(spec, prepared, env);
     },
   };
 }
 
-class HttpProviderInstance<Options> implements ProviderInstance {
-  readonly #spec: HttpProviderSpec<Options>;
-  readonly #options: Options;
+class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
+  readonly #spec: HttpProviderSpec<Options, Prepared>;
+  readonly #options: Prepared;
   readonly #name: string;
   /** Keep-alive pools by connect timeout (aliases may set their own). */
   readonly #pools = new Map<number, Pool>();
@@ -118,7 +155,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
   /** Present only when the spec has an `embeddings` part (the core may test for it). */
   readonly embed?: (call: EmbeddingCall) => Promise<EmbeddingResponse>;
 
-  constructor(spec: HttpProviderSpec<Options>, options: Options, env: ProviderEnv) {
+  constructor(spec: HttpProviderSpec<Options, Prepared>, options: Prepared, env: ProviderEnv) {
     this.#spec = spec;
     this.#options = options;
     this.#name = env.name;
@@ -159,7 +196,7 @@ class HttpProviderInstance<Options> implements ProviderInstance {
    * Sends the call's native requests (several at once, up to the spec's concurrency; the first
    * failure abandons the rest) and joins their answers in order. One byte cap covers them all.
    */
-  async #embed(part: HttpEmbeddingsSpec<Options>, call: EmbeddingCall): Promise<EmbeddingResponse> {
+  async #embed(part: HttpEmbeddingsSpec<Prepared>, call: EmbeddingCall): Promise<EmbeddingResponse> {
     const requests = part.buildRequests(call, this.#options);
     if (requests.length === 0) throw new GatewayError('invalid_request', 'There is nothing to embed: `input` is empty.', { param: 'input' });
     const budget: ByteBudget = { left: call.maxResponseBytes };

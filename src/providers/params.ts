@@ -1,7 +1,7 @@
 /** Shared handling of request parameters a provider cannot honour. */
 import { GatewayError } from '../errors.ts';
 import type { ProviderCall } from '../plugin-api.ts';
-import type { FunctionTool } from '../openai-types.ts';
+import type { FunctionTool, ResponseFormat } from '../openai-types.ts';
 
 /**
  * Call for each parameter present in the request that the provider cannot honour. Answers 400
@@ -51,5 +51,28 @@ export function checkSamplingExtras(call: ProviderCall, refuse: (param: string, 
 export function functionOf(tool: FunctionTool, index: number, call: ProviderCall): FunctionTool['function'] | undefined {
   if (tool.type === 'function' && tool.function) return tool.function;
   unsupportedParam(call, `tools[${index}]`, `of type "${tool.type}" is not supported`);
+  return undefined;
+}
+
+/** The `json_schema` block of a request's `response_format`, with its schema checked to be an object. */
+export type JsonSchemaFormat = Extract<ResponseFormat, { type: 'json_schema' }>['json_schema'] & { schema: Record<string, unknown> };
+
+/**
+ * For providers whose structured output takes a schema and has no schema-less JSON mode
+ * (Anthropic `output_config.format`, Bedrock `outputConfig.textFormat`): the request's
+ * `json_schema` block; undefined for no format or `text`; 400 when the schema is missing; any
+ * other type (`json_object`) is unsupported (400, or dropped: undefined).
+ */
+export function jsonSchemaFormat(call: ProviderCall): JsonSchemaFormat | undefined {
+  const f = call.request.response_format;
+  if (!f || f.type === 'text') return undefined;
+  if (f.type === 'json_schema') {
+    const schema = f.json_schema?.schema;
+    if (!schema || typeof schema !== 'object') {
+      throw new GatewayError('invalid_request', "Invalid 'response_format.json_schema.schema': a JSON schema object is required.", { param: 'response_format.json_schema.schema' });
+    }
+    return { ...f.json_schema, schema };
+  }
+  unsupportedParam(call, 'response_format', `of type "${f.type}" is not supported (use "json_schema" with a schema)`);
   return undefined;
 }

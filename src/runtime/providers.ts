@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { ProviderConfig } from '../config/types.ts';
 import type { ConfigSource } from '../config/source.ts';
-import type { ProviderInstance, ProviderPlugin } from '../plugin-api.ts';
+import { isProviderUnavailable, type ProviderInstance, type ProviderPlugin } from '../plugin-api.ts';
 
 /** Connections per provider when gateway.yaml says nothing: 1,000 slow streams at once must not queue. */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
@@ -44,7 +44,8 @@ export async function createProviders(
       const reason = unavailable.get(name);
       const fingerprint = JSON.stringify([options, reason ?? null, p.maxConnections ?? null]);
       const old = previous?.get(name);
-      if (old && old.plugin === plugin && old.fingerprint === fingerprint) {
+      // A provider its plugin found unavailable is asked again: the new generation reports it anew.
+      if (old && old.plugin === plugin && old.fingerprint === fingerprint && (old.instance || reason)) {
         old.users++;
         handles.set(name, old);
         return;
@@ -54,8 +55,14 @@ export async function createProviders(
         return;
       }
       try {
-        const instance = await plugin.create(options, { name, log: ctx.log.child({ provider: name }), configDir: ctx.configDir, maxConnections: p.maxConnections ?? DEFAULT_MAX_CONNECTIONS });
-        handles.set(name, { name, plugin, instance, fingerprint, users: 1 });
+        const created = await plugin.create(options, { name, log: ctx.log.child({ provider: name }), configDir: ctx.configDir, maxConnections: p.maxConnections ?? DEFAULT_MAX_CONNECTIONS });
+        if (isProviderUnavailable(created)) {
+          const why = ctx.redact(created.unavailable);
+          ctx.source.issue('warning', ['providers', name], `provider "${name}" is unavailable: ${why}`);
+          handles.set(name, { name, plugin, unavailable: why, fingerprint, users: 1 });
+          return;
+        }
+        handles.set(name, { name, plugin, instance: created, fingerprint, users: 1 });
       } catch (err) {
         ctx.source.error(['providers', name], `provider plugin "${p.plugin}" failed to start: ${ctx.redact(String((err as Error)?.message ?? err))}`);
       }

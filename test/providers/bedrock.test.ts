@@ -420,11 +420,13 @@ describe('without credentials', () => {
     { upstreams: [upstream], processEnv: Object.fromEntries(Object.keys(ENV).map((k) => [k, undefined])) },
   );
 
-  it('the gateway starts, warns, and the provider fails as a credentials problem (so fallbacks work)', async () => {
+  it('the gateway starts, warns, reports the provider unavailable with the reason, and fallbacks serve', async () => {
     expect(gw.logs.some((l) => l.level === 40 && String(l.msg).includes('no AWS credentials'))).toBe(true);
+    const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as { providers: Record<string, { status: string; reason?: string }> };
+    expect(ready.providers.nokeys).toEqual({ status: 'unavailable', reason: expect.stringContaining('no AWS credentials') });
     const err = await failureOf(gw.client().chat.completions.create({ model: 'nova', messages: [{ role: 'user', content: 'hi' }] }));
-    expect(err.status).toBe(502);
-    expect(err.code).toBe('upstream_auth_failed');
+    expect(err.status).toBe(503);
+    expect(err.code).toBe('provider_unavailable');
     const r = await gw.client().chat.completions.create({ model: 'safe', messages: [{ role: 'user', content: 'hi' }] });
     expect(r.model).toBe('mock-1');
     expect(upstream.requests).toHaveLength(0);

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import type { EmbeddingCall, EmbeddingRequest, ProviderInstance, ProviderPlugin } from 'switchyard-gateway';
+import { isProviderUnavailable, type EmbeddingCall, type EmbeddingRequest, type ProviderInstance, type ProviderPlugin } from 'switchyard-gateway';
 import { UpstreamError } from 'switchyard-gateway/kit';
 import { loadFixture, replay, startFakeUpstream, type FakeUpstream, type RecordedRequest } from 'switchyard-gateway/kit/testing';
 import openai from '../../plugins/openai/index.ts';
@@ -33,9 +33,10 @@ afterAll(async () => {
 });
 
 async function create<O>(plugin: ProviderPlugin<O>, options: O, name = 'p'): Promise<ProviderInstance> {
-  const instance = await plugin.create(options, { name, log, configDir: '.' });
-  instances.push(instance);
-  return instance;
+  const created = await plugin.create(options, { name, log, configDir: '.' });
+  if (isProviderUnavailable(created)) throw new Error(`provider ${name} is unavailable: ${created.unavailable}`);
+  instances.push(created);
+  return created;
 }
 
 function callOf(provider: string, model: string, embedding: Partial<EmbeddingRequest>, extra: Partial<EmbeddingCall> = {}): EmbeddingCall {
@@ -288,11 +289,10 @@ describe('bedrock', () => {
 
   // The provider falls back to AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY: with them set there is no missing credential to see.
   it.skipIf(Boolean(process.env.AWS_ACCESS_KEY_ID && process.env.AWS_SECRET_ACCESS_KEY))(
-    'without credentials: a 401 naming the provider config, nothing sent (skipped when AWS credentials are in the environment)',
+    'without credentials: the provider answers unavailable, naming what is missing, and nothing is sent (skipped when AWS credentials are in the environment)',
     async () => {
-      const instance = await create(bedrock, { region: 'us-east-1', endpoint: upstream.url }, 'nokeys');
-      const err = await failure(instance.embed!(callOf('aws', TITAN, {})));
-      expect(err).toMatchObject({ status: 401, provider: 'nokeys' });
+      const created = await bedrock.create({ region: 'us-east-1', endpoint: upstream.url }, { name: 'nokeys', log, configDir: '.' });
+      expect(created).toEqual({ unavailable: expect.stringContaining('no AWS credentials') });
       expect(upstream.requests).toHaveLength(0);
     },
   );

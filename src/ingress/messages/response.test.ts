@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { callFactory, loadFixture } from 'switchyard-gateway/kit/testing';
-import { toCompletion as anthropicToCompletion } from '../../../plugins/anthropic/response.ts';
+import { anthropicToCompletion } from '../../translate/anthropic/response.ts';
 import type { ChatCompletion } from '../../openai-types.ts';
 import { chatToMessage } from './response.ts';
 import { shapeOf, without } from './testing.ts';

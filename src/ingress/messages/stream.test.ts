@@ -1,7 +1,7 @@
 import Anthropic, { APIError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { callFactory, sseEventsOf } from 'switchyard-gateway/kit/testing';
-import { createStreamTranslator as anthropicStream } from '../../../plugins/anthropic/stream.ts';
+import { createAnthropicStreamTranslator as anthropicStream } from '../../translate/anthropic/stream.ts';
 import { GatewayError } from '../../errors.ts';
 import type { ChatCompletionChunk } from '../../openai-types.ts';
 import { chatToMessage } from './response.ts';

@@ -5,6 +5,7 @@
  * required properties, arrays, enums, consts, numbers with bounds, anyOf/oneOf, local $refs);
  * `pattern` is not solved.
  */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON Schema the client sent: any keyword, read as found
 type Schema = Record<string, any>;
 
 const FORMATS: Record<string, string> = {
@@ -23,6 +24,7 @@ export function sampleOf(schema: unknown, root: Schema = schema as Schema, depth
     const target = s.$ref
       .slice(2)
       .split('/')
+      // biome-ignore lint/suspicious/noExplicitAny: walking a JSON pointer through a schema of unknown shape
       .reduce<any>((node, part) => node?.[part], root);
     return sampleOf(target, root, depth + 1, name);
   }

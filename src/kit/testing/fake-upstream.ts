@@ -12,6 +12,7 @@ export interface RecordedRequest {
   url: string;
   headers: IncomingMessage['headers'];
   /** The body parsed as JSON, or the raw text when it is not JSON. */
+  // biome-ignore lint/suspicious/noExplicitAny: what a client sent, read by tests as they find it
   body: any;
   raw: string;
 }

@@ -18,8 +18,10 @@ export interface Fixture {
   /** Raw body bytes exactly as recorded. */
   body: Buffer;
   /** Parsed JSON body when the fixture is JSON. */
+  // biome-ignore lint/suspicious/noExplicitAny: a recorded provider body, read by tests as they find it
   json?: any;
   /** The recorded request body, when there is a `<name>.request.json`. */
+  // biome-ignore lint/suspicious/noExplicitAny: a recorded request body, read by tests as they find it
   request?: any;
   kind: 'json' | 'sse' | 'bin';
 }

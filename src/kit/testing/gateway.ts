@@ -35,6 +35,7 @@ export interface TestGateway {
   configFile: string;
   dir: string;
   /** Parsed JSON log lines (level debug). */
+  // biome-ignore lint/suspicious/noExplicitAny: log lines are free-form JSON, read by tests as they find them
   logs: Array<Record<string, any>>;
   /** Raw log text, for leak checks. */
   logText(): string;
@@ -51,6 +52,7 @@ export async function startTestGateway(config: TestConfig, options: TestGatewayO
   const configFile = existing ?? path.join(dir, 'gateway.yaml');
   if (!existing) writeFileSync(configFile, typeof config === 'string' ? config : YAML.stringify({ keys: [{ name: 'dev', key: DEV_KEY, models: ['*'] }], ...config }));
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+  // biome-ignore lint/suspicious/noExplicitAny: log lines are free-form JSON
   const logs: Array<Record<string, any>> = [];
   let raw = '';
   const sink = new Writable({
@@ -163,6 +165,7 @@ function setEnv(values: Record<string, string | undefined>): void {
 }
 
 /** Waits until the request log line for this request id is written (it follows the response). */
+// biome-ignore lint/suspicious/noExplicitAny: a log line, read by tests as they find it
 export async function logLineFor(t: TestGateway, reqId: string, timeoutMs = 2000): Promise<Record<string, any>> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

@@ -8,10 +8,13 @@
  * gauges that describe state (target breakers, config generation) are read only when scraped.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { AttemptRecord, Clock, ModelRoute, Operation, RequestContext, RouteTarget, RuntimeView } from '../plugin-api.ts';
+import type { GatewayConfig } from '../config/types.ts';
+import type { StateBackend } from '../governance/index.ts';
+import type { AttemptRecord, Clock, KeyIdentity, ModelRoute, Operation, RequestContext, RouteTarget, RuntimeView } from '../plugin-api.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import { BUCKETS, OPERATION_CHAT, OPERATION_EMBEDDINGS } from './semconv.ts';
-import { codeLabel, keyLabel, modelLabel, providerLabel, refusedLimit, statusLabel, targetLabel, teamLabel } from './labels.ts';
+import { codeLabel, modelLabel, NONE, providerLabel, refusalLabels, statusLabel, targetLabel } from './labels.ts';
+import { registerStateGauges } from './state-gauges.ts';
 import { overheadMs } from './timing.ts';
 
 /** `switchyard_target_state`: 0 healthy, 1 cooling down, 2 half-open (the next request, or the one running, is the probe). */
@@ -38,10 +41,21 @@ function processMetrics(): Registry {
 
 export interface MetricsSource {
   /** The generation serving now (undefined until the gateway has started). */
-  runtime(): RuntimeView | undefined;
+  runtime(): (RuntimeView & { readonly config?: GatewayConfig }) | undefined;
+  /** The limits/budgets/spend backend, read when scraped (budgets, whether it answers); none: those gauges are absent. */
+  state?(): StateBackend | undefined;
   /** The clock the target breakers run on. */
   clock: Clock;
 }
+
+/** A key's label values and the label sets it uses per alias: made once per key of a generation, not per request. */
+interface KeyLabels {
+  key: string;
+  team: string;
+  byModel: Map<string, { input: TokenLabels; output: TokenLabels; cost: CostLabels }>;
+}
+type CostLabels = Readonly<{ key: string; team: string; model: string }>;
+type TokenLabels = Readonly<{ key: string; team: string; model: string; type: string }>;
 
 export class GatewayMetrics implements GatewayObserver {
   readonly registry = new Registry();
@@ -54,14 +68,18 @@ export class GatewayMetrics implements GatewayObserver {
   readonly #operationDuration: Histogram<(typeof GENAI_LABELS)[number] | 'error_type'>;
   readonly #tokenUsage: Histogram<(typeof GENAI_LABELS)[number] | 'gen_ai_token_type'>;
   readonly #timeToFirstToken: Histogram<(typeof GENAI_LABELS)[number]>;
-  readonly #requests: Counter<'model' | 'provider' | 'status' | 'code'>;
+  readonly #requests: Counter<'key' | 'team' | 'model' | 'provider' | 'status' | 'code'>;
   readonly #attempts: Counter<'provider' | 'target' | 'outcome'>;
   readonly #inFlight: Gauge;
   readonly #cost: Counter<'key' | 'team' | 'model'>;
-  readonly #tokens: Counter<'key' | 'model' | 'type'>;
-  readonly #rateLimited: Counter<'key' | 'limit'>;
+  readonly #tokens: Counter<'key' | 'team' | 'model' | 'type'>;
+  readonly #refusals: Counter<'key' | 'team' | 'reason' | 'scope'>;
   readonly #reloads: Counter<'result'>;
+  readonly #lastReloadOk: Gauge;
   readonly #overhead: Histogram;
+  readonly #keyLabels = new WeakMap<KeyIdentity, KeyLabels>();
+  /** Requests without a known key (refused at auth, or no auth stage). */
+  readonly #anonymous: KeyLabels = { key: NONE, team: NONE, byModel: new Map() };
 
   constructor(source: MetricsSource) {
     this.#source = source;
@@ -89,8 +107,8 @@ export class GatewayMetrics implements GatewayObserver {
     });
     this.#requests = new Counter({
       name: 'switchyard_requests_total',
-      help: 'Chat requests answered, by model alias (_other: not in gateway.yaml), provider that answered last, HTTP status and error code (ok when none).',
-      labelNames: ['model', 'provider', 'status', 'code'],
+      help: 'Chat requests answered, by key and team (_none: no key known), model alias (_other: not in gateway.yaml), provider that answered last, HTTP status and error code (ok when none).',
+      labelNames: ['key', 'team', 'model', 'provider', 'status', 'code'],
       registers,
     });
     this.#attempts = new Counter({
@@ -106,16 +124,24 @@ export class GatewayMetrics implements GatewayObserver {
       labelNames: ['key', 'team', 'model'],
       registers,
     });
-    this.#tokens = new Counter({ name: 'switchyard_tokens_total', help: 'Tokens used, by key, model alias and type (input, output).', labelNames: ['key', 'model', 'type'], registers });
-    this.#rateLimited = new Counter({
-      name: 'switchyard_rate_limited_total',
-      help: "Requests refused by the gateway's own limits, by key and limit (requests, tokens, concurrency, budget, unpriced).",
-      labelNames: ['key', 'limit'],
+    this.#tokens = new Counter({ name: 'switchyard_tokens_total', help: 'Tokens used, by key, team, model alias and type (input, output).', labelNames: ['key', 'team', 'model', 'type'], registers });
+    this.#refusals = new Counter({
+      name: 'switchyard_refusals_total',
+      help: 'Requests the gateway itself refused, by key, team, reason (rpm, tpm, concurrency, budget, unpriced, invalid_key, model_not_allowed, state_unavailable, limit) and scope whose rule refused (key, team, target).',
+      labelNames: ['key', 'team', 'reason', 'scope'],
       registers,
     });
     this.#reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reload attempts by result (ok, rejected).', labelNames: ['result'], registers });
     this.#reloads.inc({ result: 'ok' }, 0);
     this.#reloads.inc({ result: 'rejected' }, 0);
+    this.#lastReloadOk = new Gauge({
+      name: 'switchyard_config_last_reload_successful',
+      help: 'Whether the last config reload was applied: 1 yes (or none tried yet), 0 rejected (the previous generation still serves).',
+      registers,
+      // Any worker that rejected its reload is serving an older config.
+      aggregator: 'min',
+    });
+    this.#lastReloadOk.set(1);
     this.#overhead = new Histogram({
       name: 'switchyard_overhead_seconds',
       help: 'Time a request spent in the gateway itself: its whole duration minus the waits for upstreams (retry backoff and writing to a slow client included).',
@@ -150,6 +176,7 @@ export class GatewayMetrics implements GatewayObserver {
         }
       },
     });
+    if (source.state) registerStateGauges(this.registry, { config: () => source.runtime()?.config, state: source.state });
   }
 
   /** The exposition text: the process's metrics, then this gateway's (or, in a cluster worker, every worker's: see renderWith). */
@@ -174,6 +201,7 @@ export class GatewayMetrics implements GatewayObserver {
 
   countReload(ok: boolean): void {
     this.#reloads.inc({ result: ok ? 'ok' : 'rejected' });
+    this.#lastReloadOk.set(ok ? 1 : 0);
   }
 
   requestStarted(): void {
@@ -185,11 +213,12 @@ export class GatewayMetrics implements GatewayObserver {
     const now = performance.now();
     const model = modelLabel(ctx, this.#source.runtime()?.models);
     const code = codeLabel(ctx);
-    this.#requests.inc({ model, provider: providerLabel(ctx), status: statusLabel(ctx), code });
+    const who = ctx.key ? this.#labelsOfKey(ctx.key) : this.#anonymous;
+    const { key, team } = who;
+    this.#requests.inc({ key, team, model, provider: providerLabel(ctx), status: statusLabel(ctx), code });
     this.#overhead.observe(overheadMs(ctx, now) / 1000);
-    const key = keyLabel(ctx);
-    const limit = refusedLimit(ctx);
-    if (limit) this.#rateLimited.inc({ key, limit });
+    const refusal = refusalLabels(ctx);
+    if (refusal) this.#refusals.inc({ key, team, reason: refusal.reason, scope: refusal.scope });
     this.#countAttempts(ctx.attempts);
 
     const attempt = ctx.attempt;
@@ -199,15 +228,38 @@ export class GatewayMetrics implements GatewayObserver {
     this.#operationDuration.observe(code === 'ok' ? genAi : { ...genAi, error_type: code }, (now - ctx.startedAt) / 1000);
     if (ctx.timing.firstChunkMs !== undefined) this.#timeToFirstToken.observe(genAi, ctx.timing.firstChunkMs / 1000);
     const usage = ctx.usage;
-    if (usage) {
+    const perModel = usage || ctx.costUsd ? this.#perModel(who, model) : undefined;
+    if (usage && perModel) {
       this.#tokenUsage.observe({ ...genAi, gen_ai_token_type: 'input' }, usage.prompt_tokens);
       this.#tokenUsage.observe({ ...genAi, gen_ai_token_type: 'output' }, usage.completion_tokens);
-      this.#tokens.inc({ key, model, type: 'input' }, usage.prompt_tokens);
-      this.#tokens.inc({ key, model, type: 'output' }, usage.completion_tokens);
+      this.#tokens.inc(perModel.input, usage.prompt_tokens);
+      this.#tokens.inc(perModel.output, usage.completion_tokens);
     }
     // Set by governance from the target's price; null when the price is unknown (nothing to add).
     const cost = ctx.costUsd;
-    if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) this.#cost.inc({ key, team: teamLabel(ctx), model }, cost);
+    if (perModel && typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) this.#cost.inc(perModel.cost, cost);
+  }
+
+  /** A key's label values from gateway.yaml, cached per key of a generation (a reload makes new ones). */
+  #labelsOfKey(identity: KeyIdentity): KeyLabels {
+    let labels = this.#keyLabels.get(identity);
+    if (!labels) this.#keyLabels.set(identity, (labels = { key: identity.name, team: identity.team ?? NONE, byModel: new Map() }));
+    return labels;
+  }
+
+  /** The token and cost label sets of a key on an alias: the aliases are gateway.yaml's (or _other), so the map stays small. */
+  #perModel(who: KeyLabels, model: string): { input: TokenLabels; output: TokenLabels; cost: CostLabels } {
+    let sets = who.byModel.get(model);
+    if (!sets) {
+      const { key, team } = who;
+      sets = {
+        input: Object.freeze({ key, team, model, type: 'input' }),
+        output: Object.freeze({ key, team, model, type: 'output' }),
+        cost: Object.freeze({ key, team, model }),
+      };
+      who.byModel.set(model, sets);
+    }
+    return sets;
   }
 
   /** Each attempt's outcome, known only once the next one (or none) followed it. */

@@ -41,7 +41,7 @@ export function statusLabel(ctx: RequestContext): string {
   return Number.isInteger(status) && status >= 0 && status < 600 ? String(status) : OTHER;
 }
 
-/** The key's name in gateway.yaml (set by `auth` once the key is known, expired ones included). */
+/** The key's name in gateway.yaml, once `auth` knew it (an expired key is refused before that: NONE). */
 export function keyLabel(ctx: RequestContext): string {
   return ctx.key?.name ?? NONE;
 }

@@ -22,12 +22,12 @@ const INTERN_KEY = 'sk-intern-0123456789ab';
 const PRICE = '{ input: 1000, output: 1000 }';
 const f = (name: string) => loadFixture(fixturesOf('openai'), name);
 
-/** One upstream, answering by model: `fast` in 20 ms, `slow` in 250 ms, `broken` with a 500. */
+/** One upstream, answering by model: `fast` in 20 ms, `slow` in 1.5 s, `broken` with a 500. */
 const upstream = fakeUpstream((req: RecordedRequest) => {
   const model = String(req.body?.model);
   if (model === 'broken') return replay(f('error-500-server-error'));
   const fixture = f(req.body?.stream ? 'stream-refusal' : 'chat-basic');
-  return replay(fixture, { delayMs: model === 'slow' ? 250 : 20 });
+  return replay(fixture, { delayMs: model === 'slow' ? 1_500 : 20 });
 });
 
 const t = useTestGateway(
@@ -138,20 +138,22 @@ describe("the README's PromQL, against a real Prometheus", () => {
     expect(rates.dev / rates.ci).toBeLessThan(4 * 1.15);
   });
 
-  it('p95 latency per alias tells a 20 ms model from a 250 ms one', async () => {
+  it('p95 latency per alias tells a 20 ms model from a 1.5 s one', async () => {
     const p95 = by(await prom.query(readme('p95 latency')), 'gen_ai_request_model');
     expect(Object.keys(p95).sort()).toEqual(['fast', 'slow']);
-    expect(p95.fast).toBeGreaterThan(0.01);
-    expect(p95.fast).toBeLessThan(0.15);
-    expect(p95.slow).toBeGreaterThan(0.2);
-    expect(p95.slow).toBeLessThan(0.5);
+    // No request is faster than its upstream's delay, so neither p95 can be under it (the buckets
+    // around it are 0.015 / 0.02 / 0.03 and 1.5 / 2); the upper bounds leave room for a busy machine.
+    expect(p95.fast).toBeGreaterThanOrEqual(0.015);
+    expect(p95.slow).toBeGreaterThanOrEqual(1.5);
+    expect(p95.slow).toBeLessThan(10);
+    expect(p95.fast).toBeLessThan(p95.slow / 2);
   });
 
   it('p95 time to first token per alias, for the streams', async () => {
     const ttft = by(await prom.query(readme('p95 time to first token')), 'gen_ai_request_model');
     expect(Object.keys(ttft)).toEqual(['fast']);
-    expect(ttft.fast).toBeGreaterThan(0.01);
-    expect(ttft.fast).toBeLessThan(0.15);
+    expect(ttft.fast).toBeGreaterThanOrEqual(0.015);
+    expect(ttft.fast).toBeLessThan(1.5);
   });
 
   it('spend per team: what each team spent, in proportion to its tokens', async () => {
@@ -214,7 +216,7 @@ describe("the README's PromQL, against a real Prometheus", () => {
       // Refused only when the next request's worst case no longer fits: most of the budget is spent.
       expect(share!.value).toBeGreaterThan(0.8);
       const alertname = share!.value >= 1 ? 'SwitchyardBudgetSpent' : 'SwitchyardBudgetNearlySpent';
-      const alerts = await prom.waitFor(`ALERTS{alertstate="firing",alertname=~"SwitchyardBudget.*"}`, (s) => s.length > 0, 'a budget alert firing');
+      const alerts = await prom.waitFor(`ALERTS{alertstate="firing",alertname=~"SwitchyardBudget.*"}`, (s) => s.length > 0, 'a budget alert firing', 15_000);
       expect(alerts.map((a) => [a.metric.alertname, a.metric.name, a.metric.severity])).toEqual([[alertname, 'interns', alertname === 'SwitchyardBudgetSpent' ? 'critical' : 'warning']]);
     });
 

@@ -12,8 +12,9 @@ import type { GatewayConfig } from '../config/types.ts';
 import type { StateBackend } from '../governance/index.ts';
 import type { AttemptRecord, Clock, KeyIdentity, ModelRoute, Operation, RequestContext, RouteTarget, RuntimeView } from '../plugin-api.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
+import { BufferedCounter } from './counter-buffer.ts';
 import { BUCKETS, OPERATION_CHAT, OPERATION_EMBEDDINGS } from './semconv.ts';
-import { codeLabel, modelLabel, NONE, providerLabel, refusalLabels, statusLabel, targetLabel } from './labels.ts';
+import { codeLabel, keyLabel, modelLabel, NONE, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
 import { registerStateGauges } from './state-gauges.ts';
 import { overheadMs } from './timing.ts';
 
@@ -25,6 +26,12 @@ export type AttemptOutcome = 'succeeded' | 'retried' | 'failed_over' | 'failed' 
 
 const GENAI_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;
 type GenAiLabels = Record<(typeof GENAI_LABELS)[number], string>;
+/** An (alias, target)'s GenAI labels, and with the token type added for the token histogram. */
+interface GenAiLabelSets {
+  base: GenAiLabels;
+  input: GenAiLabels & { gen_ai_token_type: string };
+  output: GenAiLabels & { gen_ai_token_type: string };
+}
 
 /** Node's process metrics are the process's, not a gateway's: one registry for all gateways in it. */
 let processRegistry: Registry | undefined;
@@ -48,38 +55,42 @@ export interface MetricsSource {
   clock: Clock;
 }
 
-/** A key's label values and the label sets it uses per alias: made once per key of a generation, not per request. */
+/** A key's label values and the label sets it uses: made once per key of a generation and reused, not made per request. */
 interface KeyLabels {
   key: string;
   team: string;
   byModel: Map<string, { input: TokenLabels; output: TokenLabels; cost: CostLabels }>;
+  /** By alias, provider, status and code. */
+  requests: Map<string, RequestLabels>;
 }
 type CostLabels = Readonly<{ key: string; team: string; model: string }>;
 type TokenLabels = Readonly<{ key: string; team: string; model: string; type: string }>;
+type RequestLabels = Readonly<{ key: string; team: string; model: string; provider: string; status: string; code: string }>;
 
 export class GatewayMetrics implements GatewayObserver {
   readonly registry = new Registry();
   readonly contentType = Registry.PROMETHEUS_CONTENT_TYPE;
   readonly #source: MetricsSource;
   /** GenAI label sets per (alias, target): built once, shared by every request routed there. */
-  readonly #genAiLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabels>>();
-  readonly #embeddingLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabels>>();
+  readonly #genAiLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabelSets>>();
+  readonly #embeddingLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabelSets>>();
 
   readonly #operationDuration: Histogram<(typeof GENAI_LABELS)[number] | 'error_type'>;
   readonly #tokenUsage: Histogram<(typeof GENAI_LABELS)[number] | 'gen_ai_token_type'>;
   readonly #timeToFirstToken: Histogram<(typeof GENAI_LABELS)[number]>;
-  readonly #requests: Counter<'key' | 'team' | 'model' | 'provider' | 'status' | 'code'>;
+  // The three counters every request adds to are buffered (./counter-buffer.ts).
+  readonly #requests: BufferedCounter<'key' | 'team' | 'model' | 'provider' | 'status' | 'code'>;
   readonly #attempts: Counter<'provider' | 'target' | 'outcome'>;
   readonly #inFlight: Gauge;
-  readonly #cost: Counter<'key' | 'team' | 'model'>;
-  readonly #tokens: Counter<'key' | 'team' | 'model' | 'type'>;
+  readonly #cost: BufferedCounter<'key' | 'team' | 'model'>;
+  readonly #tokens: BufferedCounter<'key' | 'team' | 'model' | 'type'>;
   readonly #refusals: Counter<'key' | 'team' | 'reason' | 'scope'>;
   readonly #reloads: Counter<'result'>;
   readonly #lastReloadOk: Gauge;
   readonly #overhead: Histogram;
   readonly #keyLabels = new WeakMap<KeyIdentity, KeyLabels>();
   /** Requests without a known key (refused at auth, or no auth stage). */
-  readonly #anonymous: KeyLabels = { key: NONE, team: NONE, byModel: new Map() };
+  readonly #anonymous: KeyLabels = { key: NONE, team: NONE, byModel: new Map(), requests: new Map() };
 
   constructor(source: MetricsSource) {
     this.#source = source;
@@ -105,7 +116,7 @@ export class GatewayMetrics implements GatewayObserver {
       buckets: [...BUCKETS.timeToFirstToken],
       registers,
     });
-    this.#requests = new Counter({
+    this.#requests = new BufferedCounter({
       name: 'switchyard_requests_total',
       help: 'Chat requests answered, by key and team (_none: no key known), model alias (_other: not in gateway.yaml), provider that answered last, HTTP status and error code (ok when none).',
       labelNames: ['key', 'team', 'model', 'provider', 'status', 'code'],
@@ -118,13 +129,18 @@ export class GatewayMetrics implements GatewayObserver {
       registers,
     });
     this.#inFlight = new Gauge({ name: 'switchyard_in_flight_requests', help: 'Chat requests being served now (streams until their last byte).', registers });
-    this.#cost = new Counter({
+    this.#cost = new BufferedCounter({
       name: 'switchyard_cost_usd_total',
       help: 'USD spent at the configured prices, by key, team and model alias.',
       labelNames: ['key', 'team', 'model'],
       registers,
     });
-    this.#tokens = new Counter({ name: 'switchyard_tokens_total', help: 'Tokens used, by key, team, model alias and type (input, output).', labelNames: ['key', 'team', 'model', 'type'], registers });
+    this.#tokens = new BufferedCounter({
+      name: 'switchyard_tokens_total',
+      help: 'Tokens used, by key, team, model alias and type (input, output).',
+      labelNames: ['key', 'team', 'model', 'type'],
+      registers,
+    });
     this.#refusals = new Counter({
       name: 'switchyard_refusals_total',
       help: 'Requests the gateway itself refused, by key, team, reason (rpm, tpm, concurrency, budget, unpriced, invalid_key, model_not_allowed, state_unavailable, limit) and scope whose rule refused (key, team, target).',
@@ -213,37 +229,47 @@ export class GatewayMetrics implements GatewayObserver {
     const now = performance.now();
     const model = modelLabel(ctx, this.#source.runtime()?.models);
     const code = codeLabel(ctx);
-    const who = ctx.key ? this.#labelsOfKey(ctx.key) : this.#anonymous;
-    const { key, team } = who;
-    this.#requests.inc({ key, team, model, provider: providerLabel(ctx), status: statusLabel(ctx), code });
+    const who = this.#labelsOfKey(ctx);
+    this.#requests.add(this.#requestLabels(who, model, providerLabel(ctx), statusLabel(ctx), code), 1);
     this.#overhead.observe(overheadMs(ctx, now) / 1000);
     const refusal = refusalLabels(ctx);
-    if (refusal) this.#refusals.inc({ key, team, reason: refusal.reason, scope: refusal.scope });
+    if (refusal) this.#refusals.inc({ key: who.key, team: who.team, reason: refusal.reason, scope: refusal.scope });
     this.#countAttempts(ctx.attempts);
 
     const attempt = ctx.attempt;
     // Requests refused before any upstream was tried are not GenAI operations (they are counted above).
     if (!attempt || !ctx.route) return;
-    const genAi = this.#genAiLabelsOf(ctx.route, attempt.target, ctx.operation);
+    const genAiSets = this.#genAiLabelsOf(ctx.route, attempt.target, ctx.operation);
+    const genAi = genAiSets.base;
     this.#operationDuration.observe(code === 'ok' ? genAi : { ...genAi, error_type: code }, (now - ctx.startedAt) / 1000);
     if (ctx.timing.firstChunkMs !== undefined) this.#timeToFirstToken.observe(genAi, ctx.timing.firstChunkMs / 1000);
     const usage = ctx.usage;
     const perModel = usage || ctx.costUsd ? this.#perModel(who, model) : undefined;
     if (usage && perModel) {
-      this.#tokenUsage.observe({ ...genAi, gen_ai_token_type: 'input' }, usage.prompt_tokens);
-      this.#tokenUsage.observe({ ...genAi, gen_ai_token_type: 'output' }, usage.completion_tokens);
-      this.#tokens.inc(perModel.input, usage.prompt_tokens);
-      this.#tokens.inc(perModel.output, usage.completion_tokens);
+      this.#tokenUsage.observe(genAiSets.input, usage.prompt_tokens);
+      this.#tokenUsage.observe(genAiSets.output, usage.completion_tokens);
+      this.#tokens.add(perModel.input, usage.prompt_tokens);
+      this.#tokens.add(perModel.output, usage.completion_tokens);
     }
     // Set by governance from the target's price; null when the price is unknown (nothing to add).
     const cost = ctx.costUsd;
-    if (perModel && typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) this.#cost.inc(perModel.cost, cost);
+    if (perModel && typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) this.#cost.add(perModel.cost, cost);
   }
 
   /** A key's label values from gateway.yaml, cached per key of a generation (a reload makes new ones). */
-  #labelsOfKey(identity: KeyIdentity): KeyLabels {
+  #labelsOfKey(ctx: RequestContext): KeyLabels {
+    const identity = ctx.key;
+    if (!identity) return this.#anonymous;
     let labels = this.#keyLabels.get(identity);
-    if (!labels) this.#keyLabels.set(identity, (labels = { key: identity.name, team: identity.team ?? NONE, byModel: new Map() }));
+    if (!labels) this.#keyLabels.set(identity, (labels = { key: keyLabel(ctx), team: teamLabel(ctx), byModel: new Map(), requests: new Map() }));
+    return labels;
+  }
+
+  /** Every value comes from gateway.yaml or a fixed set, so the map stays as small as the series. */
+  #requestLabels(who: KeyLabels, model: string, provider: string, status: string, code: string): RequestLabels {
+    const id = `${model}\n${provider}\n${status}\n${code}`;
+    let labels = who.requests.get(id);
+    if (!labels) who.requests.set(id, (labels = Object.freeze({ key: who.key, team: who.team, model, provider, status, code })));
     return labels;
   }
 
@@ -270,19 +296,20 @@ export class GatewayMetrics implements GatewayObserver {
     }
   }
 
-  #genAiLabelsOf(route: ModelRoute, target: RouteTarget, operation: Operation): GenAiLabels {
+  #genAiLabelsOf(route: ModelRoute, target: RouteTarget, operation: Operation): GenAiLabelSets {
     // An alias serves chat or embeddings, rarely both: labels are cached per route, target and operation.
     const cache = operation === 'embeddings' ? this.#embeddingLabels : this.#genAiLabels;
     let byTarget = cache.get(route);
     if (!byTarget) cache.set(route, (byTarget = new WeakMap()));
     let labels = byTarget.get(target);
     if (!labels) {
-      labels = Object.freeze({
+      const base = Object.freeze({
         gen_ai_operation_name: operation === 'embeddings' ? OPERATION_EMBEDDINGS : OPERATION_CHAT,
         gen_ai_provider_name: target.provider,
         gen_ai_request_model: route.name,
         gen_ai_response_model: target.model,
       });
+      labels = { base, input: Object.freeze({ ...base, gen_ai_token_type: 'input' }), output: Object.freeze({ ...base, gen_ai_token_type: 'output' }) };
       byTarget.set(target, labels);
     }
     return labels;

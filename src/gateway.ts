@@ -140,7 +140,13 @@ export class Gateway {
     const parsed = await parseConfigFile(options.config, options.env);
     const log = options.logger ?? createLogger(parsed.config?.log ?? { level: 'info', format: 'auto' });
     let gateway: Gateway | undefined;
-    const instruments = await createInstruments(parsed.config, { env: options.env ?? process.env, log, clock: options.clock ?? systemClock, runtime: () => gateway?.runtime });
+    const instruments = await createInstruments(parsed.config, {
+      env: options.env ?? process.env,
+      log,
+      clock: options.clock ?? systemClock,
+      runtime: () => gateway?.runtime,
+      state: () => gateway?.state,
+    });
     // The console's recent activity (src/console): an observer like the metrics, handed to the console's routes.
     const activity = new RecentActivity();
     const observer = combineObservers([...instruments.observers, activity, ...(options.observers ?? [])], (err) => log.warn({ err }, 'an observer failed'));

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/types.ts';
+import type { StateBackend } from '../governance/index.ts';
 import type { Clock, RuntimeView } from '../plugin-api.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import { GatewayMetrics } from './metrics.ts';
@@ -21,7 +22,9 @@ export interface InstrumentsDeps {
   log: Logger;
   clock: Clock;
   /** The generation serving now; undefined until the gateway has started. */
-  runtime(): RuntimeView | undefined;
+  runtime(): (RuntimeView & { readonly config?: GatewayConfig }) | undefined;
+  /** The limits/budgets/spend backend, for the budget and backend-health gauges. */
+  state?(): StateBackend | undefined;
 }
 
 export interface Instruments {
@@ -37,7 +40,7 @@ export interface Instruments {
 
 export async function createInstruments(config: GatewayConfig | undefined, deps: InstrumentsDeps): Promise<Instruments> {
   const observers: GatewayObserver[] = [];
-  const metrics = config?.metrics.enabled ? new GatewayMetrics({ runtime: deps.runtime, clock: deps.clock }) : undefined;
+  const metrics = config?.metrics.enabled ? new GatewayMetrics({ runtime: deps.runtime, state: deps.state, clock: deps.clock }) : undefined;
   if (metrics) observers.push(metrics);
   const settings = config ? resolveTracing(config.tracing, deps.env, (msg) => deps.log.warn(msg)) : undefined;
   // The OpenTelemetry SDK is loaded only when tracing is on.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors.ts';
 import type { ModelRoute } from '../plugin-api.ts';
 import type { ExchangeView } from '../pipeline/exchange.ts';
-import { codeLabel, keyLabel, modelLabel, NONE, OTHER, providerLabel, refusedLimit, statusLabel, targetLabel, teamLabel } from './labels.ts';
+import { codeLabel, keyLabel, modelLabel, NONE, OTHER, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
 
 const ctx = (fields: Partial<ExchangeView> = {}): ExchangeView => ({
   ...{ id: 'req_1', operation: 'chat', ingress: 'chat', startedAt: 0, headers: {}, body: { model: 'x', messages: [] }, key: undefined, route: undefined, attempt: undefined, attempts: [] },
@@ -39,10 +39,26 @@ describe('metric labels', () => {
     expect(statusLabel(ctx({ status: 1234 }))).toBe(OTHER);
   });
 
-  it("count a refusal by the key's or team's limit only", () => {
-    expect(refusedLimit(ctx())).toBeUndefined();
-    expect(refusedLimit(ctx({ refusal: { scope: 'key:a', kind: 'tokens' } }))).toBe('tokens');
-    expect(refusedLimit(ctx({ refusal: { scope: 'team:t', kind: 'surprise' as never } }))).toBe(OTHER);
-    expect(refusedLimit(ctx({ error: new GatewayError('rate_limit_exceeded', 'upstream said so') }))).toBeUndefined();
+  it('name a refusal by the limit and whose rule it is, from the context or the error code', () => {
+    expect(refusalLabels(ctx())).toBeUndefined();
+    expect(refusalLabels(ctx({ refusal: { scope: 'key:a', kind: 'tokens' } }))).toEqual({ reason: 'tpm', scope: 'key' });
+    expect(refusalLabels(ctx({ refusal: { scope: 'team:t', kind: 'requests' } }))).toEqual({ reason: 'rpm', scope: 'team' });
+    expect(refusalLabels(ctx({ refusal: { scope: 'team:t', kind: 'budget' } }))).toEqual({ reason: 'budget', scope: 'team' });
+    expect(refusalLabels(ctx({ refusal: { scope: 'target:p/m', kind: 'concurrency' } }))).toEqual({ reason: 'concurrency', scope: 'target' });
+    expect(refusalLabels(ctx({ refusal: { scope: 'key:a', kind: 'surprise' as never } }))).toEqual({ reason: 'limit', scope: 'key' });
+    expect(refusalLabels(ctx({ error: new GatewayError('invalid_api_key', 'who?') }))).toEqual({ reason: 'invalid_key', scope: 'key' });
+    expect(refusalLabels(ctx({ error: new GatewayError('model_not_allowed', 'no') }))).toEqual({ reason: 'model_not_allowed', scope: 'key' });
+    expect(refusalLabels(ctx({ error: new GatewayError('limits_unavailable', 'down') }))).toEqual({ reason: 'state_unavailable', scope: 'key' });
+  });
+
+  it('count every target skipped at its limit as a target refusal, an upstream 429 as none', () => {
+    const skipped = { provider: 'p', model: 'm', status: 0, outcome: 'skipped' as const, durationMs: 0 };
+    const upstream429 = { ...skipped, status: 429, outcome: 'error' as const };
+    const limited = (type: string) => new GatewayError('rate_limit_exceeded', 'full', { type });
+    expect(refusalLabels(ctx({ attempts: [skipped, skipped], error: limited('tokens') }))).toEqual({ reason: 'tpm', scope: 'target' });
+    expect(refusalLabels(ctx({ attempts: [skipped], error: limited('requests') }))).toEqual({ reason: 'limit', scope: 'target' });
+    expect(refusalLabels(ctx({ attempts: [skipped], error: new GatewayError('model_not_allowed', 'unpriced') }))).toEqual({ reason: 'unpriced', scope: 'key' });
+    expect(refusalLabels(ctx({ attempts: [skipped, upstream429], error: limited('requests') }))).toBeUndefined();
+    expect(refusalLabels(ctx({ error: limited('requests') }))).toBeUndefined();
   });
 });

@@ -42,6 +42,7 @@ export function statusLabel(ctx: ExchangeView): string {
   return Number.isInteger(status) && status >= 0 && status < 600 ? String(status) : OTHER;
 }
 
+/** The key's name in gateway.yaml, once `auth` knew it (an expired key is refused before that: NONE). */
 export function keyLabel(ctx: ExchangeView): string {
   return ctx.key?.name ?? NONE;
 }
@@ -50,15 +51,66 @@ export function teamLabel(ctx: ExchangeView): string {
   return ctx.key?.team ?? NONE;
 }
 
-export const LIMIT_KINDS = ['requests', 'tokens', 'concurrency', 'budget', 'unpriced'] as const;
+/** Why the gateway itself refused a request: a limit (named as in gateway.yaml's `limits:`), the key, or the state backend. */
+export const REFUSAL_REASONS = ['rpm', 'tpm', 'concurrency', 'budget', 'unpriced', 'invalid_key', 'model_not_allowed', 'state_unavailable', 'limit'] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+/** Whose rule refused it. */
+export const REFUSAL_SCOPES = ['key', 'team', 'target'] as const;
+export type RefusalScope = (typeof REFUSAL_SCOPES)[number];
+
+export interface RefusalLabels {
+  reason: RefusalReason;
+  scope: RefusalScope;
+}
+
+/** governance's limit kinds → the names `limits:` gives them. */
+const REASON_OF_KIND: Record<string, RefusalReason> = { requests: 'rpm', tokens: 'tpm', concurrency: 'concurrency', budget: 'budget', unpriced: 'unpriced' };
 
 /**
- * The kind of the key's or team's limit that refused the request (governance leaves it on the
- * context as `refusal`), or undefined when none did. A target at its own limit is skipped like
- * a cooling one, and an upstream's own 429 is not the gateway's limit: neither is counted.
+ * Why the gateway refused the request, or undefined when it did not. A key's or team's limit
+ * is on the context as `refusal` (its scope name says whose); an unknown or expired key, a
+ * model the key may not use and the state backend down (`onUnavailable: closed`) are known by
+ * their error code. When every target was skipped at its own limit the answer is a 429 with no
+ * attempt sent and no `refusal`: scope `target`, and the kind only where the error says it
+ * (`tokens`), else `limit` (rpm and concurrency answer alike). An upstream's own 429 is not a
+ * refusal.
  */
-export function refusedLimit(ctx: ExchangeView): string | undefined {
-  const kind = ctx.refusal?.kind;
-  if (kind === undefined) return undefined;
-  return (LIMIT_KINDS as readonly string[]).includes(kind) ? kind : OTHER;
+export function refusalLabels(ctx: ExchangeView): RefusalLabels | undefined {
+  const refusal = ctx.refusal;
+  if (refusal) return { reason: REASON_OF_KIND[refusal.kind] ?? 'limit', scope: scopeOf(refusal.scope) };
+  const error = ctx.error;
+  if (!error) return undefined;
+  switch (error.code) {
+    case 'invalid_api_key':
+      return INVALID_KEY;
+    case 'limits_unavailable':
+      return STATE_UNAVAILABLE;
+    case 'model_not_allowed':
+      // Every target skipped: the key's (or team's) budget cannot be kept on an unpriced target.
+      return targetsAllSkipped(ctx) ? UNPRICED : MODEL_NOT_ALLOWED;
+    case 'rate_limit_exceeded':
+      if (!targetsAllSkipped(ctx)) return undefined;
+      return error.type === 'tokens' ? TARGET_TPM : TARGET_LIMIT;
+    default:
+      return undefined;
+  }
+}
+
+// Frozen and shared: the label objects are made once, not per refused request.
+const INVALID_KEY: RefusalLabels = Object.freeze({ reason: 'invalid_key', scope: 'key' });
+const STATE_UNAVAILABLE: RefusalLabels = Object.freeze({ reason: 'state_unavailable', scope: 'key' });
+const MODEL_NOT_ALLOWED: RefusalLabels = Object.freeze({ reason: 'model_not_allowed', scope: 'key' });
+const UNPRICED: RefusalLabels = Object.freeze({ reason: 'unpriced', scope: 'key' });
+const TARGET_TPM: RefusalLabels = Object.freeze({ reason: 'tpm', scope: 'target' });
+const TARGET_LIMIT: RefusalLabels = Object.freeze({ reason: 'limit', scope: 'target' });
+
+/** `key:ci` → key; governance names every scope `<kind>:<name>`. */
+function scopeOf(name: string): RefusalScope {
+  const kind = name.slice(0, name.indexOf(':'));
+  return kind === 'team' || kind === 'target' ? kind : 'key';
+}
+
+/** Targets were tried and every one was skipped (cooling or at its limit): nothing went upstream. */
+function targetsAllSkipped(ctx: ExchangeView): boolean {
+  return ctx.attempts.length > 0 && ctx.attempts.every((a) => a.outcome === 'skipped');
 }

@@ -8,11 +8,15 @@
  * gauges that describe state (target breakers, config generation) are read only when scraped.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { AttemptRecord, Clock, ModelRoute, Operation, RouteTarget, RuntimeView } from '../plugin-api.ts';
+import type { GatewayConfig } from '../config/types.ts';
+import type { StateBackend } from '../governance/index.ts';
+import type { AttemptRecord, Clock, KeyIdentity, ModelRoute, Operation, RouteTarget, RuntimeView } from '../plugin-api.ts';
 import type { ExchangeView } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
+import { BufferedCounter } from './counter-buffer.ts';
 import { BUCKETS, OPERATION_CHAT, OPERATION_EMBEDDINGS } from './semconv.ts';
-import { codeLabel, keyLabel, modelLabel, providerLabel, refusedLimit, statusLabel, targetLabel, teamLabel } from './labels.ts';
+import { codeLabel, keyLabel, modelLabel, NONE, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
+import { registerStateGauges } from './state-gauges.ts';
 import { overheadMs } from './timing.ts';
 
 /** `switchyard_target_state`: 0 healthy, 1 cooling down, 2 half-open (the next request, or the one running, is the probe). */
@@ -23,6 +27,12 @@ export type AttemptOutcome = 'succeeded' | 'retried' | 'failed_over' | 'failed' 
 
 const GENAI_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;
 type GenAiLabels = Record<(typeof GENAI_LABELS)[number], string>;
+/** An (alias, target)'s GenAI labels, and with the token type added for the token histogram. */
+interface GenAiLabelSets {
+  base: GenAiLabels;
+  input: GenAiLabels & { gen_ai_token_type: string };
+  output: GenAiLabels & { gen_ai_token_type: string };
+}
 
 /** Node's process metrics are the process's, not a gateway's: one registry for all gateways in it. */
 let processRegistry: Registry | undefined;
@@ -39,30 +49,49 @@ function processMetrics(): Registry {
 
 export interface MetricsSource {
   /** The generation serving now (undefined until the gateway has started). */
-  runtime(): RuntimeView | undefined;
+  runtime(): (RuntimeView & { readonly config?: GatewayConfig }) | undefined;
+  /** The limits/budgets/spend backend, read when scraped (budgets, whether it answers); none: those gauges are absent. */
+  state?(): StateBackend | undefined;
   /** The clock the target breakers run on. */
   clock: Clock;
 }
+
+/** A key's label values and the label sets it uses: made once per key of a generation and reused, not made per request. */
+interface KeyLabels {
+  key: string;
+  team: string;
+  byModel: Map<string, { input: TokenLabels; output: TokenLabels; cost: CostLabels }>;
+  /** By alias, provider, status and code. */
+  requests: Map<string, RequestLabels>;
+}
+type CostLabels = Readonly<{ key: string; team: string; model: string }>;
+type TokenLabels = Readonly<{ key: string; team: string; model: string; type: string }>;
+type RequestLabels = Readonly<{ key: string; team: string; model: string; provider: string; status: string; code: string }>;
 
 export class GatewayMetrics implements GatewayObserver {
   readonly registry = new Registry();
   readonly contentType = Registry.PROMETHEUS_CONTENT_TYPE;
   readonly #source: MetricsSource;
   /** GenAI label sets per (alias, target): built once, shared by every request routed there. */
-  readonly #genAiLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabels>>();
-  readonly #embeddingLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabels>>();
+  readonly #genAiLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabelSets>>();
+  readonly #embeddingLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabelSets>>();
 
   readonly #operationDuration: Histogram<(typeof GENAI_LABELS)[number] | 'error_type'>;
   readonly #tokenUsage: Histogram<(typeof GENAI_LABELS)[number] | 'gen_ai_token_type'>;
   readonly #timeToFirstToken: Histogram<(typeof GENAI_LABELS)[number]>;
-  readonly #requests: Counter<'model' | 'provider' | 'status' | 'code'>;
+  // The three counters every request adds to are buffered (./counter-buffer.ts).
+  readonly #requests: BufferedCounter<'key' | 'team' | 'model' | 'provider' | 'status' | 'code'>;
   readonly #attempts: Counter<'provider' | 'target' | 'outcome'>;
   readonly #inFlight: Gauge;
-  readonly #cost: Counter<'key' | 'team' | 'model'>;
-  readonly #tokens: Counter<'key' | 'model' | 'type'>;
-  readonly #rateLimited: Counter<'key' | 'limit'>;
+  readonly #cost: BufferedCounter<'key' | 'team' | 'model'>;
+  readonly #tokens: BufferedCounter<'key' | 'team' | 'model' | 'type'>;
+  readonly #refusals: Counter<'key' | 'team' | 'reason' | 'scope'>;
   readonly #reloads: Counter<'result'>;
+  readonly #lastReloadOk: Gauge;
   readonly #overhead: Histogram;
+  readonly #keyLabels = new WeakMap<KeyIdentity, KeyLabels>();
+  /** Requests without a known key (refused at auth, or no auth stage). */
+  readonly #anonymous: KeyLabels = { key: NONE, team: NONE, byModel: new Map(), requests: new Map() };
 
   constructor(source: MetricsSource) {
     this.#source = source;
@@ -88,10 +117,10 @@ export class GatewayMetrics implements GatewayObserver {
       buckets: [...BUCKETS.timeToFirstToken],
       registers,
     });
-    this.#requests = new Counter({
+    this.#requests = new BufferedCounter({
       name: 'switchyard_requests_total',
-      help: 'Chat requests answered, by model alias (_other: not in gateway.yaml), provider that answered last, HTTP status and error code (ok when none).',
-      labelNames: ['model', 'provider', 'status', 'code'],
+      help: 'Chat requests answered, by key and team (_none: no key known), model alias (_other: not in gateway.yaml), provider that answered last, HTTP status and error code (ok when none).',
+      labelNames: ['key', 'team', 'model', 'provider', 'status', 'code'],
       registers,
     });
     this.#attempts = new Counter({
@@ -101,22 +130,35 @@ export class GatewayMetrics implements GatewayObserver {
       registers,
     });
     this.#inFlight = new Gauge({ name: 'switchyard_in_flight_requests', help: 'Chat requests being served now (streams until their last byte).', registers });
-    this.#cost = new Counter({
+    this.#cost = new BufferedCounter({
       name: 'switchyard_cost_usd_total',
       help: 'USD spent at the configured prices, by key, team and model alias.',
       labelNames: ['key', 'team', 'model'],
       registers,
     });
-    this.#tokens = new Counter({ name: 'switchyard_tokens_total', help: 'Tokens used, by key, model alias and type (input, output).', labelNames: ['key', 'model', 'type'], registers });
-    this.#rateLimited = new Counter({
-      name: 'switchyard_rate_limited_total',
-      help: "Requests refused by the gateway's own limits, by key and limit (requests, tokens, concurrency, budget, unpriced).",
-      labelNames: ['key', 'limit'],
+    this.#tokens = new BufferedCounter({
+      name: 'switchyard_tokens_total',
+      help: 'Tokens used, by key, team, model alias and type (input, output).',
+      labelNames: ['key', 'team', 'model', 'type'],
+      registers,
+    });
+    this.#refusals = new Counter({
+      name: 'switchyard_refusals_total',
+      help: 'Requests the gateway itself refused, by key, team, reason (rpm, tpm, concurrency, budget, unpriced, invalid_key, model_not_allowed, state_unavailable, limit) and scope whose rule refused (key, team, target).',
+      labelNames: ['key', 'team', 'reason', 'scope'],
       registers,
     });
     this.#reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reload attempts by result (ok, rejected).', labelNames: ['result'], registers });
     this.#reloads.inc({ result: 'ok' }, 0);
     this.#reloads.inc({ result: 'rejected' }, 0);
+    this.#lastReloadOk = new Gauge({
+      name: 'switchyard_config_last_reload_successful',
+      help: 'Whether the last config reload was applied: 1 yes (or none tried yet), 0 rejected (the previous generation still serves).',
+      registers,
+      // Any worker that rejected its reload is serving an older config.
+      aggregator: 'min',
+    });
+    this.#lastReloadOk.set(1);
     this.#overhead = new Histogram({
       name: 'switchyard_overhead_seconds',
       help: 'Time a request spent in the gateway itself: its whole duration minus the waits for upstreams (retry backoff and writing to a slow client included).',
@@ -151,6 +193,7 @@ export class GatewayMetrics implements GatewayObserver {
         }
       },
     });
+    if (source.state) registerStateGauges(this.registry, { config: () => source.runtime()?.config, state: source.state });
   }
 
   /** The exposition text: the process's metrics, then this gateway's (or, in a cluster worker, every worker's: see renderWith). */
@@ -175,6 +218,7 @@ export class GatewayMetrics implements GatewayObserver {
 
   countReload(ok: boolean): void {
     this.#reloads.inc({ result: ok ? 'ok' : 'rejected' });
+    this.#lastReloadOk.set(ok ? 1 : 0);
   }
 
   requestStarted(): void {
@@ -186,29 +230,63 @@ export class GatewayMetrics implements GatewayObserver {
     const now = performance.now();
     const model = modelLabel(ctx, this.#source.runtime()?.models);
     const code = codeLabel(ctx);
-    this.#requests.inc({ model, provider: providerLabel(ctx), status: statusLabel(ctx), code });
+    const who = this.#labelsOfKey(ctx);
+    this.#requests.add(this.#requestLabels(who, model, providerLabel(ctx), statusLabel(ctx), code), 1);
     this.#overhead.observe(overheadMs(ctx, now) / 1000);
-    const key = keyLabel(ctx);
-    const limit = refusedLimit(ctx);
-    if (limit) this.#rateLimited.inc({ key, limit });
+    const refusal = refusalLabels(ctx);
+    if (refusal) this.#refusals.inc({ key: who.key, team: who.team, reason: refusal.reason, scope: refusal.scope });
     this.#countAttempts(ctx.attempts);
 
     const attempt = ctx.attempt;
     // Requests refused before any upstream was tried are not GenAI operations (they are counted above).
     if (!attempt || !ctx.route) return;
-    const genAi = this.#genAiLabelsOf(ctx.route, attempt.target, ctx.operation);
+    const genAiSets = this.#genAiLabelsOf(ctx.route, attempt.target, ctx.operation);
+    const genAi = genAiSets.base;
     this.#operationDuration.observe(code === 'ok' ? genAi : { ...genAi, error_type: code }, (now - ctx.startedAt) / 1000);
     if (ctx.timing.firstChunkMs !== undefined) this.#timeToFirstToken.observe(genAi, ctx.timing.firstChunkMs / 1000);
     const usage = ctx.usage;
-    if (usage) {
-      this.#tokenUsage.observe({ ...genAi, gen_ai_token_type: 'input' }, usage.prompt_tokens);
-      this.#tokenUsage.observe({ ...genAi, gen_ai_token_type: 'output' }, usage.completion_tokens);
-      this.#tokens.inc({ key, model, type: 'input' }, usage.prompt_tokens);
-      this.#tokens.inc({ key, model, type: 'output' }, usage.completion_tokens);
+    const perModel = usage || ctx.costUsd ? this.#perModel(who, model) : undefined;
+    if (usage && perModel) {
+      this.#tokenUsage.observe(genAiSets.input, usage.prompt_tokens);
+      this.#tokenUsage.observe(genAiSets.output, usage.completion_tokens);
+      this.#tokens.add(perModel.input, usage.prompt_tokens);
+      this.#tokens.add(perModel.output, usage.completion_tokens);
     }
     // Set by governance from the target's price; null when the price is unknown (nothing to add).
     const cost = ctx.costUsd;
-    if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) this.#cost.inc({ key, team: teamLabel(ctx), model }, cost);
+    if (perModel && typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) this.#cost.add(perModel.cost, cost);
+  }
+
+  /** A key's label values from gateway.yaml, cached per key of a generation (a reload makes new ones). */
+  #labelsOfKey(ctx: ExchangeView): KeyLabels {
+    const identity = ctx.key;
+    if (!identity) return this.#anonymous;
+    let labels = this.#keyLabels.get(identity);
+    if (!labels) this.#keyLabels.set(identity, (labels = { key: keyLabel(ctx), team: teamLabel(ctx), byModel: new Map(), requests: new Map() }));
+    return labels;
+  }
+
+  /** Every value comes from gateway.yaml or a fixed set, so the map stays as small as the series. */
+  #requestLabels(who: KeyLabels, model: string, provider: string, status: string, code: string): RequestLabels {
+    const id = `${model}\n${provider}\n${status}\n${code}`;
+    let labels = who.requests.get(id);
+    if (!labels) who.requests.set(id, (labels = Object.freeze({ key: who.key, team: who.team, model, provider, status, code })));
+    return labels;
+  }
+
+  /** The token and cost label sets of a key on an alias: the aliases are gateway.yaml's (or _other), so the map stays small. */
+  #perModel(who: KeyLabels, model: string): { input: TokenLabels; output: TokenLabels; cost: CostLabels } {
+    let sets = who.byModel.get(model);
+    if (!sets) {
+      const { key, team } = who;
+      sets = {
+        input: Object.freeze({ key, team, model, type: 'input' }),
+        output: Object.freeze({ key, team, model, type: 'output' }),
+        cost: Object.freeze({ key, team, model }),
+      };
+      who.byModel.set(model, sets);
+    }
+    return sets;
   }
 
   /** Each attempt's outcome, known only once the next one (or none) followed it. */
@@ -219,19 +297,20 @@ export class GatewayMetrics implements GatewayObserver {
     }
   }
 
-  #genAiLabelsOf(route: ModelRoute, target: RouteTarget, operation: Operation): GenAiLabels {
+  #genAiLabelsOf(route: ModelRoute, target: RouteTarget, operation: Operation): GenAiLabelSets {
     // An alias serves chat or embeddings, rarely both: labels are cached per route, target and operation.
     const cache = operation === 'embeddings' ? this.#embeddingLabels : this.#genAiLabels;
     let byTarget = cache.get(route);
     if (!byTarget) cache.set(route, (byTarget = new WeakMap()));
     let labels = byTarget.get(target);
     if (!labels) {
-      labels = Object.freeze({
+      const base = Object.freeze({
         gen_ai_operation_name: operation === 'embeddings' ? OPERATION_EMBEDDINGS : OPERATION_CHAT,
         gen_ai_provider_name: target.provider,
         gen_ai_request_model: route.name,
         gen_ai_response_model: target.model,
       });
+      labels = { base, input: Object.freeze({ ...base, gen_ai_token_type: 'input' }), output: Object.freeze({ ...base, gen_ai_token_type: 'output' }) };
       byTarget.set(target, labels);
     }
     return labels;

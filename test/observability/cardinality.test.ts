@@ -35,10 +35,12 @@ it('1,000 requests for random unknown models add no new series', async () => {
 
   const after = await settledScrape(t.gateway.metricsUrl!, 1003);
   expect(gatewaySeries(after).sort()).toEqual(gatewaySeries(before).sort());
-  const notFound = { model: '_other', provider: '_none', status: '404', code: 'model_not_found' };
-  const unauthorized = { model: '_other', provider: '_none', status: '401', code: 'invalid_api_key' };
+  const notFound = { key: 'dev', team: '_none', model: '_other', provider: '_none', status: '404', code: 'model_not_found' };
+  const unauthorized = { key: '_none', team: '_none', model: '_other', provider: '_none', status: '401', code: 'invalid_api_key' };
   expect(sampleValue(after, 'switchyard_requests_total', notFound) + sampleValue(after, 'switchyard_requests_total', unauthorized)).toBe(1002);
   expect(sampleValue(after, 'switchyard_requests_total', unauthorized)).toBe(1 + 100);
+  // Unknown keys are one series of refusals, not one per key presented.
+  expect(sampleValue(after, 'switchyard_refusals_total', { key: '_none', team: '_none', reason: 'invalid_key', scope: 'key' })).toBe(1 + 100);
   const text = (await scrape(t.gateway.metricsUrl!)).text;
   expect(text).not.toMatch(/model-[0-9a-f]{8}/);
   expect(parseExposition(text).length).toBeGreaterThan(0);

@@ -60,14 +60,16 @@ export async function settledScrape(url: string, requests: number, headers: Reco
   throw new Error(`the metrics never counted ${requests} finished requests`);
 }
 
-/** promtool from PATH or /usr/bin; CI installs Debian's `prometheus` package for it. */
-function promtool(): string {
+/** A Prometheus tool (`promtool`, `prometheus`) from PATH or /usr/bin; CI installs Debian's `prometheus` package for both. */
+export function prometheusTool(name: 'promtool' | 'prometheus'): string {
   for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), '/usr/bin']) {
-    const candidate = path.join(dir, 'promtool');
+    const candidate = path.join(dir, name);
     if (dir && existsSync(candidate)) return candidate;
   }
-  throw new Error('promtool is required to check the exposition format but was not found on PATH or in /usr/bin: install it (Debian/Ubuntu: apt-get install prometheus).');
+  throw new Error(`${name} is required by the observability tests but was not found on PATH or in /usr/bin: install it (Debian/Ubuntu: apt-get install prometheus; macOS: brew install prometheus).`);
 }
+
+const promtool = (): string => prometheusTool('promtool');
 
 /** `promtool check metrics` on the text: its lint findings, empty when it passes. */
 export function promtoolProblems(text: string): string {

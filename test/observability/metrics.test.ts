@@ -69,12 +69,15 @@ describe('GET /metrics after a scripted mix of traffic', () => {
 
     const m = await settledScrape(t.gateway.metricsUrl!, 8);
     const requests = (labels: Record<string, string>) => sampleValue(m, 'switchyard_requests_total', labels);
-    expect(requests({ model: 'plain', provider: 'a', status: '200', code: 'ok' })).toBe(3);
-    expect(requests({ model: 'retrying', provider: 'a', status: '200', code: 'ok' })).toBe(1);
-    expect(requests({ model: 'pair', provider: 'b', status: '200', code: 'ok' })).toBe(1);
-    expect(requests({ model: '_other', provider: '_none', status: '404', code: 'model_not_found' })).toBe(1);
-    expect(requests({ model: 'failing', provider: 'a', status: '502', code: 'upstream_error' })).toBe(1);
-    expect(requests({ model: 'plain', provider: '_none', status: '429', code: 'rate_limit_exceeded' })).toBe(1);
+    const dev = { key: 'dev', team: 'core' };
+    const limited = { key: 'limited', team: '_none' };
+    expect(requests({ ...dev, model: 'plain', provider: 'a', status: '200', code: 'ok' })).toBe(2);
+    expect(requests({ ...limited, model: 'plain', provider: 'a', status: '200', code: 'ok' })).toBe(1);
+    expect(requests({ ...dev, model: 'retrying', provider: 'a', status: '200', code: 'ok' })).toBe(1);
+    expect(requests({ ...dev, model: 'pair', provider: 'b', status: '200', code: 'ok' })).toBe(1);
+    expect(requests({ ...dev, model: '_other', provider: '_none', status: '404', code: 'model_not_found' })).toBe(1);
+    expect(requests({ ...dev, model: 'failing', provider: 'a', status: '502', code: 'upstream_error' })).toBe(1);
+    expect(requests({ ...limited, model: 'plain', provider: '_none', status: '429', code: 'rate_limit_exceeded' })).toBe(1);
     expect(sumOf(m, 'switchyard_requests_total')).toBe(8);
 
     const attempts = (labels: Record<string, string>) => sampleValue(m, 'switchyard_attempts_total', labels);
@@ -87,14 +90,14 @@ describe('GET /metrics after a scripted mix of traffic', () => {
     expect(sampleValue(m, 'switchyard_in_flight_requests')).toBe(0);
 
     // chat-basic uses 14 + 7 tokens, the recorded stream 17 + 13; the price is $1 / $2 per million.
-    expect(sampleValue(m, 'switchyard_tokens_total', { key: 'dev', model: 'plain', type: 'input' })).toBe(14 + 17);
+    expect(sampleValue(m, 'switchyard_tokens_total', { key: 'dev', team: 'core', model: 'plain', type: 'input' })).toBe(14 + 17);
     expect(sampleValue(m, 'switchyard_tokens_total', { key: 'dev', model: 'plain', type: 'output' })).toBe(7 + 13);
-    expect(sampleValue(m, 'switchyard_tokens_total', { key: 'limited', model: 'plain', type: 'input' })).toBe(14);
+    expect(sampleValue(m, 'switchyard_tokens_total', { key: 'limited', team: '_none', model: 'plain', type: 'input' })).toBe(14);
     expect(sampleValue(m, 'switchyard_tokens_total', { key: 'dev', model: 'pair', type: 'output' })).toBe(7);
     expect(sampleValue(m, 'switchyard_cost_usd_total', { key: 'dev', team: 'core', model: 'plain' })).toBeCloseTo((14 + 17 + 2 * (7 + 13)) / 1e6, 12);
     expect(sampleValue(m, 'switchyard_cost_usd_total', { key: 'limited', team: '_none', model: 'plain' })).toBeCloseTo((14 + 2 * 7) / 1e6, 12);
-    expect(sampleValue(m, 'switchyard_rate_limited_total', { key: 'limited', limit: 'requests' })).toBe(1);
-    expect(sumOf(m, 'switchyard_rate_limited_total')).toBe(1);
+    expect(sampleValue(m, 'switchyard_refusals_total', { key: 'limited', team: '_none', reason: 'rpm', scope: 'key' })).toBe(1);
+    expect(sumOf(m, 'switchyard_refusals_total')).toBe(1);
 
     // GenAI histograms: one observation per request that reached a provider.
     expect(sampleValue(m, 'gen_ai_client_operation_duration_seconds_count', GENAI('plain', 'a', 'm'))).toBe(3);
@@ -142,7 +145,7 @@ describe('GET /metrics after a scripted mix of traffic', () => {
     expect(sampleValue(after, 'switchyard_config_reloads_total', { result: 'ok' })).toBe(1);
     expect(sampleValue(after, 'switchyard_config_reloads_total', { result: 'rejected' })).toBe(1);
     expect(sampleValue(after, 'switchyard_config_generation')).toBe(2);
-    const plainOk = { model: 'plain', provider: 'a', status: '200', code: 'ok' };
+    const plainOk = { key: 'dev', model: 'plain', provider: 'a', status: '200', code: 'ok' };
     expect(sampleValue(after, 'switchyard_requests_total', plainOk)).toBe(sampleValue(before, 'switchyard_requests_total', plainOk) + 1);
   });
 

@@ -78,11 +78,8 @@ export class Gateway {
   url = '';
   /** The outcome of the last reload attempt, if any (shown at /readyz). */
   lastReload: ReloadOutcome | undefined;
-  /**
-   * The files the last load or reload attempt read (a rejected one's too, so a secret file it
-   * names is watched) and their fingerprints as read: what a watcher watches (src/runtime/watch.ts).
-   */
-  watchList: WatchTarget;
+  /** What the last load or reload attempt read: see `watchList`. */
+  #watchList: WatchTarget;
   /** Where Prometheus scrapes (on the main port, or on `metrics.port`); undefined when metrics are off. */
   metricsUrl: string | undefined;
   #runtime: Runtime;
@@ -109,7 +106,7 @@ export class Gateway {
     this.state = state;
     this.log = log;
     this.#options = options;
-    this.watchList = { files: runtime.files, folders: runtime.pluginFolders, known: runtime.inputs };
+    this.#watchList = { files: runtime.files, folders: runtime.pluginFolders, known: runtime.inputs };
     this.app = buildApp({
       getRuntime: () => this.#runtime,
       onRequestStart: (ctx) => this.#live.add(ctx),
@@ -139,6 +136,14 @@ export class Gateway {
   /** The Prometheus metrics; undefined when `metrics.enabled: false`. */
   get metrics(): GatewayMetrics | undefined {
     return this.#instruments.metrics;
+  }
+
+  /**
+   * The files the last load or reload attempt read (a rejected one's too, so a secret file it
+   * names is watched) and their fingerprints as read: what a watcher watches (src/runtime/watch.ts).
+   */
+  get watchList(): WatchTarget {
+    return this.#watchList;
   }
 
   static async start(options: GatewayOptions): Promise<Gateway> {
@@ -227,7 +232,7 @@ export class Gateway {
     if (changes.needsRestart.length) this.log.warn({ settings: changes.needsRestart }, `changed settings that take effect only after a restart: ${changes.needsRestart.join(', ')}`);
     for (const w of next.warnings) this.log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
     this.#retire(current);
-    this.watchList = { files: next.files, folders: next.pluginFolders, known: next.inputs };
+    this.#watchList = { files: next.files, folders: next.pluginFolders, known: next.inputs };
     this.#watcher?.update(next.files, next.pluginFolders);
     this.#watcher?.adopt(next.inputs);
     return this.lastReload;
@@ -255,7 +260,7 @@ export class Gateway {
   /** After a rejected reload: what it read is watched too, a secret file it names may appear next. */
   #watchAlso(parsed: ParsedConfig): void {
     const { files, folders } = this.watchList;
-    this.watchList = { files: [...new Set([...files, ...parsed.inputs.keys()])], folders, known: parsed.inputs };
+    this.#watchList = { files: [...new Set([...files, ...parsed.inputs.keys()])], folders, known: parsed.inputs };
     this.#watcher?.update(this.watchList.files, folders);
     this.#watcher?.adopt(parsed.inputs);
   }

@@ -6,7 +6,6 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 
 export const MISSING = 'missing';
 
@@ -20,9 +19,14 @@ export function fingerprintOfError(err: unknown): string {
   return code === 'ENOENT' || code === 'ENOTDIR' ? MISSING : `unreadable:${code ?? 'error'}`;
 }
 
-export async function fingerprintFile(file: string): Promise<string> {
+/**
+ * Synchronous on purpose: these are small files (a config, a key), and on a gateway whose event
+ * loop is busy with requests each step of an asynchronous read (open, stat, read, close) waits
+ * its turn behind them; under load that delayed noticing a change by most of a second.
+ */
+export function fingerprintFile(file: string): string {
   try {
-    return fingerprintOf(await readFile(file));
+    return fingerprintOf(readFileSync(file));
   } catch (err) {
     return fingerprintOfError(err);
   }

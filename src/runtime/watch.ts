@@ -57,19 +57,16 @@ export function watchFiles(initialFiles: readonly string[], options: WatchOption
   /** Folders listed at least once: a file that appears in one after that is a new module. */
   const listed = new Set<string>();
   const watchers = new Map<string, FSWatcher>();
-  /** Per watched folder, the entry names whose events matter ('any' for a plugin folder: filtered by folderFilter). */
+  /** Per watched folder, the entry names whose events matter (in a plugin folder, also what folderFilter accepts). */
   const relevant = new Map<string, Set<string>>();
   let timer: NodeJS.Timeout | undefined;
-  let checking = false;
-  let pending: boolean | undefined;
   let closed = false;
 
   /** Every watched file now: the named ones, and what the folders hold that the filter accepts. */
-  const snapshot = async (): Promise<Map<string, string>> => {
+  const snapshot = (): Map<string, string> => {
     const all = new Set(files);
     for (const dir of folders) for (const name of list(dir)) if (folderFilter.test(name)) all.add(path.join(dir, name));
-    const entries = await Promise.all([...all].map(async (file) => [file, await fingerprintFile(file)] as const));
-    return new Map(entries);
+    return new Map([...all].map((file) => [file, fingerprintFile(file)] as const));
   };
 
   /**
@@ -115,9 +112,9 @@ export function watchFiles(initialFiles: readonly string[], options: WatchOption
   };
 
   /** `report`: events caused this check, so say when they changed nothing. */
-  const check = async (report: boolean) => {
-    const now = await snapshot();
+  const check = (report: boolean) => {
     if (closed) return;
+    const now = snapshot();
     const changes: FileChange[] = [];
     for (const [file, fingerprint] of now) {
       const before = seeds.get(file) ?? seen.get(file);
@@ -138,51 +135,40 @@ export function watchFiles(initialFiles: readonly string[], options: WatchOption
     else if (report) onUnchanged?.();
   };
 
-  /** Checks run one at a time; asked for during one, another runs after it. */
-  const run = async (report: boolean) => {
-    if (checking) {
-      pending = (pending ?? false) || report;
-      return;
-    }
-    checking = true;
+  const run = (report: boolean) => {
     try {
-      await check(report);
+      check(report);
     } catch {
       // A check that failed (a folder unreadable for a moment) is retried at the next event.
-    } finally {
-      checking = false;
-    }
-    if (pending !== undefined && !closed) {
-      const again = pending;
-      pending = undefined;
-      void run(again);
     }
   };
 
   function schedule() {
     if (closed) return;
     clearTimeout(timer);
-    timer = setTimeout(() => void run(true), debounceMs);
+    timer = setTimeout(() => run(true), debounceMs);
   }
 
   arm();
-  // The first check takes the fingerprints not known yet and reports known ones that changed.
-  void run(false);
+  // The first check takes the fingerprints not known yet and reports known ones that changed
+  // (on the next turn: not from inside the caller's own call).
+  const first = setImmediate(() => run(false));
   return {
     update(nextFiles, nextFolders, known) {
       files = [...nextFiles];
       folders = [...nextFolders];
       for (const [file, fingerprint] of known ?? []) if (!seen.has(file)) seeds.set(file, fingerprint);
       arm();
-      void run(false);
+      run(false);
     },
     adopt(known) {
       for (const [file, fingerprint] of known) seeds.set(file, fingerprint);
-      void run(false);
+      run(false);
     },
     close() {
       closed = true;
       clearTimeout(timer);
+      clearImmediate(first);
       for (const w of watchers.values()) w.close();
       watchers.clear();
     },

@@ -17,6 +17,11 @@ const REASONS: Record<string, string> = {
   EISDIR: 'it is a folder, not a file',
 };
 
+/** Why a file could not be read, in words an operator acts on. */
+export function unreadableReason(err: NodeJS.ErrnoException): string {
+  return REASONS[err.code ?? ''] ?? err.code ?? String(err.message);
+}
+
 export class SecretFiles {
   readonly #baseDir: string;
   readonly #read = new Map<string, FileRead>();
@@ -35,7 +40,7 @@ export class SecretFiles {
     if (result) return result;
     const read = readWithFingerprint(file);
     this.fingerprints.set(file, read.fingerprint);
-    if ('error' in read) result = { file, reason: REASONS[read.error.code ?? ''] ?? read.error.code ?? String(read.error.message) };
+    if ('error' in read) result = { file, reason: unreadableReason(read.error) };
     else {
       const value = read.bytes.toString('utf8').trim();
       result = value ? { value } : { file, reason: 'it is empty' };

@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { validateConfigText } from '../../src/console/config-view.ts';
 import { DEV_KEY, type FakeUpstream, startFakeUpstream, startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
 
 let t: TestGateway | undefined;
@@ -69,5 +70,20 @@ models:
     expect(t.logText()).not.toContain('not-hex-but-a-secret-value');
     expect(t.logText()).not.toContain('sk-second-0123456789');
     expect(await ask()).toBe('Bearer sk-second-0123456789');
+  });
+
+  it("the console's dry run of an edit does not quote what the edit read from a file", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-secret-dry-run-'));
+    writeFileSync(path.join(dir, 'private'), 'sk-private-value-0123456789\n');
+    const config = `keys:\n  - { name: dev, key: ${DEV_KEY} }\nproviders:\n  mock: { plugin: mock }\nmodels:\n  demo: { targets: [{ provider: mock, model: m }] }\n`;
+    writeFileSync(path.join(dir, 'gateway.yaml'), config);
+    t = await startTestGateway({ file: path.join(dir, 'gateway.yaml') });
+    // An enum message quotes the value it got: here, the file's content.
+    const result = await validateConfigText(`log: { level: "\${file:private}" }\n${config}`, t.gateway.runtime, {});
+    expect(result.ok).toBe(false);
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors[0]).toMatch(/:1:\d+ log\.level: /);
+    expect(result.errors[0]).toContain('[REDACTED]');
+    expect(JSON.stringify(result)).not.toContain('private-value');
   });
 });

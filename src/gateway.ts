@@ -16,7 +16,6 @@ import { createLogger } from './logger.ts';
 import type { Clock } from './runtime/clock.ts';
 import { describeChanges, summarizeChanges } from './runtime/diff.ts';
 import { describeFileChanges, watchFiles, type Watcher } from './runtime/watch.ts';
-import { makeRedactor } from './runtime/redact.ts';
 import { SOURCE_FILE } from './plugins/load.ts';
 import { GatewayError } from './errors.ts';
 import type { Attempt } from './pipeline/attempt.ts';
@@ -213,10 +212,7 @@ export class Gateway {
         state: this.state,
       });
     } catch (err) {
-      // The errors reach the log and /readyz: scrub what the rejected edit read from files too (a message may quote a value).
-      const scrub = makeRedactor(parsed?.fileSecrets ?? []);
-      const raw = err instanceof ConfigError ? err.issues.filter((i) => i.severity === 'error').map(formatIssue) : [String((err as Error)?.message ?? err)];
-      const errors = raw.map((e) => scrub(current.redact(e)));
+      const errors = err instanceof ConfigError ? err.issues.filter((i) => i.severity === 'error').map(formatIssue) : [String((err as Error)?.message ?? err)];
       this.lastReload = { ok: false, generation: current.generation, at, trigger, errors };
       this.#instruments.reloaded(false);
       this.log.error({ trigger, errors, generation: current.generation }, `reload rejected, still serving generation ${current.generation}:\n  ${errors.join('\n  ')}`);

@@ -11,6 +11,7 @@ import { ConfigSource } from './source.ts';
 import { interpolate, unresolvedReason, type UnsetVariable } from './interpolate.ts';
 import { SecretFiles } from './secret-files.ts';
 import { fingerprintOf } from './fingerprint.ts';
+import { makeRedactor } from '../runtime/redact.ts';
 import { describeSchemaErrors, closest } from './schema-errors.ts';
 import { compileGlob } from './glob.ts';
 import type { GatewayConfig, StageRef } from './types.ts';
@@ -70,7 +71,9 @@ export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.
   });
   if (source.hasErrors) return result();
 
-  for (const u of interpolate(source, env, files)) reportUnset(source, u, unavailable);
+  const unset = interpolate(source, env, files);
+  source.scrub = makeRedactor(files.values);
+  for (const u of unset) reportUnset(source, u, unavailable);
 
   const data = source.doc.toJS() as unknown;
   if (!data || typeof data !== 'object' || Array.isArray(data)) {

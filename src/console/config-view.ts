@@ -11,7 +11,6 @@ import { visitScalars } from '../config/source.ts';
 import type { PathSegment } from '../config/issues.ts';
 import { createLogger } from '../logger.ts';
 import { buildRuntime, type Runtime } from '../runtime/build.ts';
-import { makeRedactor } from '../runtime/redact.ts';
 
 export const MASK = '"********"';
 /** Option names that hold a secret in any plugin we do not know the `secretOptions` of. */
@@ -74,26 +73,17 @@ export interface ValidationResult {
  */
 export async function validateConfigText(text: string, runtime: Runtime, env: NodeJS.ProcessEnv): Promise<ValidationResult> {
   const parsed = parseConfigText(text, runtime.files[0], env);
-  // A message may quote a value: what the edit read with `${file:...}` is a secret too.
-  const fromFiles = makeRedactor(parsed.fileSecrets);
-  const scrub = (message: string) => fromFiles(runtime.redact(message));
   try {
     const built = await buildRuntime(parsed, { generation: 0, log: createLogger({ level: 'silent', format: 'json' }), env });
     await built.close();
-    const warnings = built.warnings.map(formatIssue).map(scrub);
+    const warnings = built.warnings.map(formatIssue);
     return { ok: true, errors: [], warnings, summary: `${built.models.size} models, ${built.providers.size} providers, ${built.stages.length} stages` };
   } catch (err) {
-    if (!(err instanceof ConfigError)) return { ok: false, errors: [scrub(String((err as Error)?.message ?? err))], warnings: [] };
+    if (!(err instanceof ConfigError)) return { ok: false, errors: [runtime.redact(String((err as Error)?.message ?? err))], warnings: [] };
     return {
       ok: false,
-      errors: err.issues
-        .filter((i) => i.severity === 'error')
-        .map(formatIssue)
-        .map(scrub),
-      warnings: err.issues
-        .filter((i) => i.severity === 'warning')
-        .map(formatIssue)
-        .map(scrub),
+      errors: err.issues.filter((i) => i.severity === 'error').map(formatIssue),
+      warnings: err.issues.filter((i) => i.severity === 'warning').map(formatIssue),
     };
   }
 }

@@ -127,7 +127,7 @@ ${extraModels}`;
     const said = (prefix: string) => cli.lines().filter((l) => typeof l.msg === 'string' && l.msg.startsWith(prefix) && Number(l.time) >= swappedAt);
     const reloaded = () => said('reloaded ').filter((l) => String(l.msg).includes(`(generation ${generation}):`));
     // Log lines are written in batches, at least every 200 ms.
-    await waitFor(() => reloaded().length === workers, 3_000);
+    await waitFor(() => reloaded().length === workers && said('noticed ').length > 0, 3_000);
     return { noticed: Number(said('noticed ')[0]?.time) - swappedAt, reloaded: Math.max(...reloaded().map((l) => Number(l.time))) - swappedAt };
   }
 

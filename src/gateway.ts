@@ -10,12 +10,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './server/app.ts';
 import { buildRuntime, type Runtime } from './runtime/build.ts';
-import { parseConfigFile } from './config/load.ts';
+import { parseConfigFile, type ParsedConfig } from './config/load.ts';
 import { ConfigError, formatIssue } from './config/issues.ts';
 import { createLogger } from './logger.ts';
 import type { Clock } from './runtime/clock.ts';
 import { describeChanges, summarizeChanges } from './runtime/diff.ts';
-import { watchFiles, type Watcher } from './runtime/watch.ts';
+import { describeFileChanges, watchFiles, type Watcher } from './runtime/watch.ts';
 import { SOURCE_FILE } from './plugins/load.ts';
 import { GatewayError } from './errors.ts';
 import type { Exchange } from './pipeline/exchange.ts';
@@ -41,7 +41,7 @@ export interface GatewayOptions {
   /** Defaults to a logger built from the file's `log:` section. */
   logger?: Logger;
   clock?: Clock;
-  /** Reload when gateway.yaml or a plugin file loaded by path changes (the CLI turns it on). */
+  /** Reload when gateway.yaml, a `${file:...}` file or a plugin file loaded by path changes (the CLI turns it on). */
   watch?: boolean;
   /** Debounce for file changes, in ms (default 100). */
   watchDebounceMs?: number;
@@ -56,6 +56,13 @@ export interface GatewayOptions {
   openState?: OpenState;
   /** Extra fields for /readyz (a cluster worker says which one it is). */
   readiness?: () => Record<string, unknown>;
+}
+
+export interface WatchTarget {
+  files: readonly string[];
+  folders: readonly string[];
+  /** Fingerprints of the config file and `${file:...}` files as last read. */
+  known: ReadonlyMap<string, string>;
 }
 
 export interface ReloadOutcome {
@@ -76,6 +83,8 @@ export class Gateway {
   url = '';
   /** The outcome of the last reload attempt, if any (shown at /readyz). */
   lastReload: ReloadOutcome | undefined;
+  /** What the last load or reload attempt read: see `watchList`. */
+  #watchList: WatchTarget;
   /** Where Prometheus scrapes (on the main port, or on `metrics.port`); undefined when metrics are off. */
   metricsUrl: string | undefined;
   #runtime: Runtime;
@@ -103,6 +112,7 @@ export class Gateway {
     this.state = state;
     this.log = log;
     this.#options = options;
+    this.#watchList = { files: runtime.files, folders: runtime.pluginFolders, known: runtime.inputs };
     this.app = buildApp({
       getRuntime: () => this.#runtime,
       protocols: options.protocols && [...PROTOCOLS, ...options.protocols],
@@ -134,6 +144,14 @@ export class Gateway {
   /** The Prometheus metrics; undefined when `metrics.enabled: false`. */
   get metrics(): GatewayMetrics | undefined {
     return this.#instruments.metrics;
+  }
+
+  /**
+   * The files the last load or reload attempt read (a rejected one's too, so a secret file it
+   * names is watched) and their fingerprints as read: what a watcher watches (src/runtime/watch.ts).
+   */
+  get watchList(): WatchTarget {
+    return this.#watchList;
   }
 
   static async start(options: GatewayOptions): Promise<Gateway> {
@@ -197,8 +215,9 @@ export class Gateway {
     const current = this.#runtime;
     const at = new Date().toISOString();
     let next: Runtime;
+    let parsed: ParsedConfig | undefined;
     try {
-      const parsed = await parseConfigFile(this.#options.config, this.#options.env);
+      parsed = await parseConfigFile(this.#options.config, this.#options.env);
       next = await buildRuntime(parsed, {
         generation: current.generation + 1,
         log: this.log,
@@ -213,6 +232,7 @@ export class Gateway {
       this.lastReload = { ok: false, generation: current.generation, at, trigger, errors };
       this.#instruments.reloaded(false);
       this.log.error({ trigger, errors, generation: current.generation }, `reload rejected, still serving generation ${current.generation}:\n  ${errors.join('\n  ')}`);
+      if (parsed) this.#watchAlso(parsed);
       return this.lastReload;
     }
     this.#runtime = next;
@@ -224,7 +244,9 @@ export class Gateway {
     if (changes.needsRestart.length) this.log.warn({ settings: changes.needsRestart }, `changed settings that take effect only after a restart: ${changes.needsRestart.join(', ')}`);
     for (const w of next.warnings) this.log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
     this.#retire(current);
-    if (this.#watcher) this.#watch();
+    this.#watchList = { files: next.files, folders: next.pluginFolders, known: next.inputs };
+    this.#watcher?.update(next.files, next.pluginFolders);
+    this.#watcher?.adopt(next.inputs);
     return this.lastReload;
   }
 
@@ -247,10 +269,28 @@ export class Gateway {
     if (runtime.lifecycle.inFlight === 0 && this.#retired.delete(runtime)) void runtime.close();
   }
 
+  /** After a rejected reload: what it read is watched too, a secret file it names may appear next. */
+  #watchAlso(parsed: ParsedConfig): void {
+    const { files, folders } = this.watchList;
+    this.#watchList = { files: [...new Set([...files, ...parsed.inputs.keys()])], folders, known: parsed.inputs };
+    this.#watcher?.update(this.watchList.files, folders);
+    this.#watcher?.adopt(parsed.inputs);
+  }
+
   #watch(): void {
-    this.#watcher?.close();
-    const files = this.#runtime.files;
-    this.#watcher = watchFiles(files, (file) => void this.reload(`file changed: ${file}`), this.#options.watchDebounceMs, this.#runtime.pluginFolders, SOURCE_FILE);
+    const { files, folders, known } = this.watchList;
+    this.#watcher = watchFiles(files, {
+      known,
+      debounceMs: this.#options.watchDebounceMs,
+      folders,
+      folderFilter: SOURCE_FILE,
+      onChange: (changes) => {
+        const trigger = describeFileChanges(changes);
+        this.log.info({ changes }, `noticed ${trigger}: reloading`);
+        void this.reload(trigger);
+      },
+      onUnchanged: () => this.log.info('a watched folder changed but no watched file did (same content): not reloading'),
+    });
   }
 
   /**

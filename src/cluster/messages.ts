@@ -5,10 +5,12 @@
  */
 import type { StartupBanner } from '../startup-banner.ts';
 
-/** What the primary watches for the workers: the config file, plugin files and plugin folders. */
+/** What the primary watches for the workers: the config file, `${file:...}` files, plugin files and plugin folders. */
 export interface WatchList {
   files: string[];
   folders: string[];
+  /** Fingerprints of the config and `${file:...}` files as the worker read them (src/config/fingerprint.ts). */
+  known: Record<string, string>;
 }
 
 export type ToWorker =
@@ -22,7 +24,7 @@ export type ToWorker =
 export type ToPrimary =
   /** Listening. The banner is logged once, by the primary, when every worker is ready. */
   | { sy: 'ready'; banner: StartupBanner; watch: WatchList }
-  /** A reload's outcome; after an accepted one, what to watch may have changed (a plugin added). */
+  /** A reload's outcome; what to watch may have changed (a plugin or a secret file added, even by a rejected edit). */
   | { sy: 'reloaded'; ok: boolean; generation: number; watch: WatchList }
   /** This worker was scraped: it needs every worker's metrics. */
   | { sy: 'scrape'; id: number };

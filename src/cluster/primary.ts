@@ -15,7 +15,7 @@ import { isStateCall } from '../governance/ipc-protocol.ts';
 import { answerStateCall } from '../governance/ipc-server.ts';
 import { MemoryStore } from '../governance/memory-store.ts';
 import { SOURCE_FILE } from '../plugins/load.ts';
-import { watchFiles, type Watcher } from '../runtime/watch.ts';
+import { describeFileChanges, watchFiles, type Watcher } from '../runtime/watch.ts';
 import type { StartupBanner } from '../startup-banner.ts';
 import { gatherConsoles } from './console.ts';
 import { isToPrimary, type WatchList } from './messages.ts';
@@ -63,16 +63,27 @@ export async function runPrimary(options: PrimaryOptions): Promise<boolean> {
       scrapes?.answer(worker, message.id);
       return;
     }
-    // A reload may have added or removed a plugin file: watch what the workers now load.
-    if (isToPrimary(message) && message.sy === 'reloaded' && message.ok && options.watch && JSON.stringify(message.watch) !== JSON.stringify(watched)) {
+    // A reload may have added or removed a plugin or secret file: watch what the workers now read.
+    // The watcher keeps what it has seen, so a change made while the workers reloaded still counts.
+    if (isToPrimary(message) && message.sy === 'reloaded') {
       watched = message.watch;
-      watch();
+      watcher?.update(watched.files, watched.folders, new Map(Object.entries(watched.known)));
     }
   });
 
   const watch = () => {
-    watcher?.close();
-    if (watched) watcher = watchFiles(watched.files, (file) => pool.reload(`file changed: ${file}`), 100, watched.folders, SOURCE_FILE);
+    if (!watched) return;
+    watcher = watchFiles(watched.files, {
+      known: new Map(Object.entries(watched.known)),
+      folders: watched.folders,
+      folderFilter: SOURCE_FILE,
+      onChange: (changes) => {
+        const trigger = describeFileChanges(changes);
+        log.info({ changes }, `noticed ${trigger}: reloading every worker`);
+        pool.reload(trigger);
+      },
+      onUnchanged: () => log.info('a watched folder changed but no watched file did (same content): not reloading'),
+    });
   };
 
   let stopping: Promise<number> | undefined;

@@ -30,7 +30,7 @@ const primaryChannel: IpcChannel = {
   onClose: (listener) => void process.on('disconnect', listener),
 };
 
-const watchListOf = (gateway: Gateway): WatchList => ({ files: [...gateway.runtime.files], folders: [...gateway.runtime.pluginFolders] });
+const watchListOf = ({ watchList }: Gateway): WatchList => ({ files: [...watchList.files], folders: [...watchList.folders], known: Object.fromEntries(watchList.known) });
 
 export class ClusterWorker {
   readonly id = cluster.worker?.id ?? 0;

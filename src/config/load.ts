@@ -1,6 +1,6 @@
 /**
  * gateway.yaml → a validated GatewayConfig, or every problem with its file:line:col.
- * Order: YAML syntax → ${VAR} interpolation → JSON Schema (ajv, unknown fields rejected) →
+ * Order: YAML syntax → ${VAR} and ${file:...} interpolation → JSON Schema (ajv, unknown fields rejected) →
  * cross-checks between sections. Plugin-level checks happen in the runtime builder.
  */
 import { readFile } from 'node:fs/promises';
@@ -8,7 +8,10 @@ import path from 'node:path';
 import { Ajv } from 'ajv';
 import gatewaySchema from '../../schemas/gateway.schema.json' with { type: 'json' };
 import { ConfigSource } from './source.ts';
-import { interpolate, type UnsetVariable } from './interpolate.ts';
+import { interpolate, unresolvedReason, type UnsetVariable } from './interpolate.ts';
+import { SecretFiles } from './secret-files.ts';
+import { fingerprintOf } from './fingerprint.ts';
+import { makeRedactor } from '../runtime/redact.ts';
 import { describeSchemaErrors, closest } from './schema-errors.ts';
 import { compileGlob } from './glob.ts';
 import { secretsOf } from './key-secrets.ts';
@@ -27,8 +30,15 @@ export interface ParsedConfig {
   /** Present when the schema passed (cross-check errors may still be in source.issues). */
   config?: GatewayConfig;
   configDir: string;
-  /** Providers that cannot serve because their options reference unset variables → reason. */
+  /** Providers that cannot serve because their options reference unset variables or unreadable files → reason. */
   unavailable: Map<string, string>;
+  /**
+   * Every file this parse read (the config file, each `${file:...}`, readable or not) → its
+   * fingerprint: what a watcher compares against, so that only a real change reloads.
+   */
+  inputs: ReadonlyMap<string, string>;
+  /** Values read with `${file:...}`: secrets, scrubbed like every configured key. */
+  fileSecrets: readonly string[];
 }
 
 /** Where a config file is shown in messages: relative to the working directory when inside it. */
@@ -39,17 +49,32 @@ export function displayName(file: string): string {
 
 export async function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ParsedConfig> {
   const absolute = path.resolve(file);
-  const text = await readFile(absolute, 'utf8');
-  return parseConfigText(text, absolute, env);
+  // Bytes first: the fingerprint is of what is on disk, as the watcher reads it.
+  const bytes = await readFile(absolute);
+  return parseConfigText(bytes.toString('utf8'), absolute, env, fingerprintOf(bytes));
 }
 
-export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.ProcessEnv = process.env): ParsedConfig {
+/** `fingerprint`: of the bytes `text` came from, when it came from the file (not from an edit being checked). */
+export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.ProcessEnv = process.env, fingerprint?: string): ParsedConfig {
   const source = new ConfigSource(displayName(absoluteFile), text);
+  // Not the real path: relative `${file:...}` paths and `state.file` resolve beside the name the
+  // gateway was given (for a Kubernetes mount, the mount, not the timestamped folder behind it).
   const configDir = path.dirname(absoluteFile);
   const unavailable = new Map<string, string>();
-  if (source.hasErrors) return { source, configDir, unavailable };
+  const files = new SecretFiles(configDir);
+  const result = (config?: GatewayConfig): ParsedConfig => ({
+    source,
+    config,
+    configDir,
+    unavailable,
+    inputs: new Map([...(fingerprint ? [[absoluteFile, fingerprint] as const] : []), ...files.fingerprints]),
+    fileSecrets: [...files.values],
+  });
+  if (source.hasErrors) return result();
 
-  for (const u of interpolate(source, env)) reportUnset(source, u, unavailable);
+  const unset = interpolate(source, env, files);
+  source.scrub = makeRedactor(files.values);
+  for (const u of unset) reportUnset(source, u, unavailable);
 
   let data: unknown;
   try {
@@ -57,32 +82,34 @@ export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.
   } catch (err) {
     // Aliases are checked when the text is read; this is the library's last word (e.g. too many aliases).
     source.error([], `the YAML cannot be read: ${(err as Error).message}`);
-    return { source, configDir, unavailable };
+    return result();
   }
   if (!data || typeof data !== 'object' || Array.isArray(data)) {
     source.error([], 'the file must be a mapping with at least "providers" and "models"');
-    return { source, configDir, unavailable };
+    return result();
   }
   const valid = validateGateway(data);
   (data as Partial<GatewayConfig>).pipeline ??= [...DEFAULT_PIPELINE];
   if (!valid) for (const f of describeSchemaErrors(validateGateway.errors ?? [], data)) source.error(f.path, f.message, { key: f.key });
   // Cross-checks run even after schema errors (tolerating odd shapes) so one run reports all.
   crossCheck(source, data as Partial<GatewayConfig>);
-  return { source, config: valid ? (data as GatewayConfig) : undefined, configDir, unavailable };
+  return result(valid ? (data as GatewayConfig) : undefined);
 }
 
 function reportUnset(source: ConfigSource, u: UnsetVariable, unavailable: Map<string, string>): void {
   const [section, provider] = u.path;
   const at = { line: u.line, col: u.col };
   if (section === 'providers' && typeof provider === 'string') {
-    // A provider whose secret is not in the environment must not stop a fresh clone from
-    // starting: it is reported here and its models answer 503 until the variable is set.
-    const reason = `environment variable ${u.name} is not set (${source.file}:${u.line}:${u.col})`;
+    // A provider whose secret is not in the environment (or its file) must not stop a fresh clone
+    // from starting: it is reported here and its models answer 503 until the secret is there.
+    const reason = `${unresolvedReason(u)} (${source.file}:${u.line}:${u.col})`;
     if (!unavailable.has(provider)) unavailable.set(provider, reason);
-    source.issue('warning', u.path, `environment variable ${u.name} is not set: provider "${provider}" is unavailable until it is`, { at });
+    const until = u.file ? 'the file can be read (a change to it reloads)' : 'it is';
+    source.issue('warning', u.path, `${unresolvedReason(u)}: provider "${provider}" is unavailable until ${until}`, { at });
     return;
   }
-  source.issue('error', u.path, `environment variable ${u.name} is not set and has no default (write \${${u.name}:-default} to give one)`, { at });
+  if (u.file) source.issue('error', u.path, `${unresolvedReason(u)}: check the path (relative paths start from the config file's folder) and that the gateway may read it`, { at });
+  else source.issue('error', u.path, `environment variable ${u.name} is not set and has no default (write \${${u.name}:-default} to give one)`, { at });
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);

@@ -11,6 +11,12 @@ export class ConfigSource {
   readonly doc: Document.Parsed;
   readonly #lines: LineCounter;
   readonly issues: ConfigIssue[] = [];
+  /**
+   * Applied to every message added from now on. A message may quote a value (an enum's "got
+   * ..."), and values read with `${file:...}` are secrets: interpolation sets this so that no
+   * path (validate, start, reload, the console's dry run) prints them.
+   */
+  scrub: (message: string) => string = (message) => message;
 
   constructor(file: string, text: string) {
     this.file = file;
@@ -79,7 +85,7 @@ export class ConfigSource {
 
   issue(severity: ConfigIssue['severity'], path: readonly PathSegment[], message: string, opts: { key?: boolean; at?: { line: number; col: number } } = {}): ConfigIssue {
     const { line, col } = opts.at ?? this.locate(path, opts.key);
-    const issue: ConfigIssue = { severity, file: this.file, line, col, path: formatPath(path), message };
+    const issue: ConfigIssue = { severity, file: this.file, line, col, path: formatPath(path), message: this.scrub(message) };
     this.issues.push(issue);
     return issue;
   }

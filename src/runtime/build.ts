@@ -38,8 +38,10 @@ export interface Runtime extends RuntimeView {
   readonly bodyLimit: number;
   /** Warnings found while building (e.g. providers left unavailable). */
   readonly warnings: readonly ConfigIssue[];
-  /** The config file and the plugin files loaded by path: what a watcher should watch. */
+  /** The config file, the plugin files loaded by path and the `${file:...}` files: what a watcher should watch. */
   readonly files: readonly string[];
+  /** The fingerprints of the config file and `${file:...}` files as this generation read them (config/fingerprint.ts). */
+  readonly inputs: ReadonlyMap<string, string>;
   /** Folders of plugins loaded by path: their sibling source files are watched too. */
   readonly pluginFolders: readonly string[];
   /** Path-loaded plugin modules, handed to the next generation so unchanged files are reused. */
@@ -89,7 +91,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
 
   const plugins = await loadPlugins(parsed, { generation, modules, files, changed });
   if (source.hasErrors) throw new ConfigError(source.issues);
-  const redact = makeRedactor([...plugins.secrets, ...plainKeySecrets(config.keys)]);
+  const redact = makeRedactor([...plugins.secrets, ...parsed.fileSecrets, ...plainKeySecrets(config.keys)]);
 
   // Provider instances (carried over when unchanged). A create() that throws is a config error.
   const providers = await createProviders(Object.entries(config.providers), plugins.providers as ProviderPlugin[], parsed.unavailable, previous?.providers, { source, log, configDir, redact });
@@ -135,7 +137,8 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     identify: stages.find((s) => s.identify)?.identify,
     bodyLimit: parseSize(config.server.bodyLimit),
     warnings: source.issues.filter((i) => i.severity === 'warning').sort(byPosition),
-    files: [...files],
+    files: [...new Set([...files, ...parsed.inputs.keys()])],
+    inputs: parsed.inputs,
     pluginFolders: [...new Set([...files].slice(1).map((f) => path.dirname(f)))],
     governor,
     modules,

@@ -76,15 +76,15 @@ export interface RunningCli {
   exited: Promise<number | null>;
 }
 
-/** `switchyard --port 0 --config <file>`, once it says it is listening. */
-export async function startCli(config: string): Promise<RunningCli> {
+/** `switchyard --port 0 --config <file>`, once it says it is listening (within `startMs`: more on a busy machine). */
+export async function startCli(config: string, startMs = 15_000): Promise<RunningCli> {
   const child = spawn(process.execPath, [BIN, '--port', '0', '--config', config], { cwd: path.dirname(config), env: { ...process.env } });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let m: RegExpExecArray | null = null;
-  for (const deadline = Date.now() + 15_000; !(m = /Switchyard listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out)) && Date.now() < deadline && child.exitCode === null; ) await sleep(20);
+  for (const deadline = Date.now() + startMs; !(m = /Switchyard listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out)) && Date.now() < deadline && child.exitCode === null; ) await sleep(20);
   if (!m) {
     child.kill('SIGKILL');
     throw new Error(`no listening line in: ${out}`);

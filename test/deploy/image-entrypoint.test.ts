@@ -132,7 +132,7 @@ describe('the image entrypoint, run from a clean directory as the Dockerfile bui
   afterAll(() => {
     if (gateway?.exitCode === null) gateway.kill('SIGKILL');
     if (root) rmSync(root, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   it('installs production dependencies only, and no sources', () => {
     const lock = repositoryLock().packages;

@@ -137,7 +137,7 @@ describe('the Kubernetes manifests (deploy/kubernetes)', () => {
         providers: { mock: { plugin: 'mock' } },
         models: { demo: { targets: [{ provider: 'mock', model: 'mock-1' }] } },
       });
-    });
+    }, 60_000);
     afterAll(() => t?.close());
 
     it('answers the readiness, liveness and startup probes with 200 on the http port', async () => {
@@ -176,5 +176,5 @@ describe('the Kubernetes manifests (deploy/kubernetes)', () => {
     );
     expect(without.status, FILE_SYNTAX_NEEDED).not.toBe(0);
     expect(without.output.replaceAll(without.root, '')).toContain(missing);
-  });
+  }, 120_000);
 });

@@ -3,9 +3,10 @@
  * engine, so the image itself is never built here): the build context cut by .dockerignore, the
  * build stage's `npm run build` and `npm pack`, the runtime stage's `npm ci` (offline, from the
  * npm cache) beside the unpacked package, then ENTRYPOINT + CMD from that clean directory with
- * only the image's environment. The image's paths (/app, /etc/switchyard, /var/lib/switchyard)
- * map to temporary folders, and `--host 0.0.0.0` to 127.0.0.1 (tests listen on loopback only);
- * nothing else is changed.
+ * only the image's environment, as PID 1 of a PID namespace of its own (`unshare`, as root), the
+ * way a container runs it: PID 1 gets only the signals it handles. The image's paths (/app,
+ * /etc/switchyard, /var/lib/switchyard) map to temporary folders, and `--host 0.0.0.0` to
+ * 127.0.0.1 (tests listen on loopback only); nothing else is changed.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -23,7 +24,10 @@ const WORKDIR = last(stage, 'WORKDIR').text;
 
 let root: string;
 let app: string;
-let gateway: ChildProcess | undefined;
+/** `unshare`, which waits for the gateway and exits with its status. */
+let namespace: ChildProcess | undefined;
+/** The gateway's PID as seen from here (it is 1 in its namespace). */
+let gatewayPid: number | undefined;
 let output = '';
 let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
@@ -117,8 +121,9 @@ describe('the image entrypoint, run from a clean directory as the Dockerfile bui
     configFilesBefore = snapshot(path.join(root, K8S_LAYOUT.configDir));
 
     const [command, args] = runnable(imageCommand(stage));
-    const child = spawn(command, args, { cwd: app, env: imageEnv() });
-    gateway = child;
+    const child = spawn('unshare', ['--pid', '--fork', '--kill-child', command, ...args], { cwd: app, env: imageEnv() });
+    namespace = child;
+    child.on('error', (err) => (output += `cannot run unshare (util-linux; needs root): ${err.message}\n`));
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     exit = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
@@ -127,10 +132,11 @@ describe('the image entrypoint, run from a clean directory as the Dockerfile bui
     for (const deadline = Date.now() + 30_000; !url && !exited && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
       url = /Switchyard listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
     }
+    if (url) gatewayPid = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim());
   }, 600_000);
 
   afterAll(() => {
-    if (gateway?.exitCode === null) gateway.kill('SIGKILL');
+    if (namespace?.exitCode === null) namespace.kill('SIGKILL'); // --kill-child: the gateway goes with it
     if (root) rmSync(root, { recursive: true, force: true });
   }, 60_000);
 
@@ -160,14 +166,15 @@ describe('the image entrypoint, run from a clean directory as the Dockerfile bui
     expect(chat.status).toBe(200);
   });
 
-  it('runs in the process Docker starts (PID 1 in the container), with the heap flags, without re-running Node', () => {
+  it('runs as PID 1 of its namespace, with the heap flags, without re-running Node', () => {
     expect(url, `the image command did not start listening:\n${output}`).toBeDefined();
+    expect(readFileSync(`/proc/${gatewayPid}/status`, 'utf8')).toMatch(new RegExp(`^NSpid:\\s+${gatewayPid}\\s+1$`, 'm'));
     // A re-run would replace the command line (process.execve) or leave this process as a parent.
-    const cmdline = readFileSync(`/proc/${gateway!.pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+    const cmdline = readFileSync(`/proc/${gatewayPid}/cmdline`, 'utf8').split('\0').slice(0, -1);
     const [command, args] = runnable(imageCommand(stage));
     expect(cmdline).toEqual([command, ...args]);
     expect(cmdline).toEqual(expect.arrayContaining(['--max-semi-space-size=8', '--heap-growing-percent=25']));
-    const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(gateway!.pid)], { encoding: 'utf8' }).stdout.trim();
+    const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(gatewayPid)], { encoding: 'utf8' }).stdout.trim();
     expect(children, 'the gateway started a child process').toBe('');
   });
 
@@ -184,9 +191,9 @@ describe('the image entrypoint, run from a clean directory as the Dockerfile bui
     expect(snapshot(path.join(root, K8S_LAYOUT.configDir))).toEqual(configFilesBefore);
   });
 
-  it('exits 0 on SIGTERM after a graceful shutdown, and the HEALTHCHECK then fails', async () => {
+  it('exits 0 on SIGTERM to PID 1 (what docker stop and the kubelet send) after a graceful shutdown, and the HEALTHCHECK then fails', async () => {
     expect(url, `the image command did not start listening:\n${output}`).toBeDefined();
-    gateway!.kill('SIGTERM');
+    process.kill(gatewayPid!, 'SIGTERM');
     const result = await Promise.race([exit, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 15_000))]);
     expect(result, output).toEqual({ code: 0, signal: null });
     expect(output).toMatch(/shutting down/);

@@ -4,13 +4,13 @@
  * build stage's `npm run build` and `npm pack`, the runtime stage's `npm ci` (offline, from the
  * npm cache) beside the unpacked package, then ENTRYPOINT + CMD from that clean directory with
  * only the image's environment, as PID 1 of a PID namespace of its own (`unshare`, as root), the
- * way a container runs it: PID 1 gets only the signals it handles. The image's paths (/app,
+ * way a container runs it: PID 1 gets only the signals it handles. Its /tmp is an empty folder of
+ * the test's (a mount namespace of its own), to see what lands there. The image's paths (/app,
  * /etc/switchyard, /var/lib/switchyard) map to temporary folders, and `--host 0.0.0.0` to
  * 127.0.0.1 (tests listen on loopback only); nothing else is changed.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { K8S_LAYOUT } from '../helpers/k8s-layout.ts';
@@ -76,7 +76,8 @@ describe('the image entrypoint, run from a clean directory as the Dockerfile bui
   let url: string | undefined;
 
   beforeAll(async () => {
-    root = mkdtempSync(path.join(tmpdir(), 'switchyard-image-'));
+    // Not under /tmp, which the command gets a folder of its own for.
+    root = mkdtempSync(path.join('/var/tmp', 'switchyard-image-'));
     const [build] = readDockerfile(DOCKERFILE).stages;
 
     // The build context: the repository less what .dockerignore leaves out.
@@ -103,7 +104,7 @@ describe('the image entrypoint, run from a clean directory as the Dockerfile bui
     expect(install).toContain('--omit=dev');
     step('the runtime stage: npm ci --omit=dev (offline, from the npm cache)', 'npm', [...install!.slice(1), '--offline'], app);
     step('unpacking the package over it (COPY --from=build /pkg/package/)', 'tar', ['-xzf', path.join(root, tarball), '--strip-components=1', '-C', app], root);
-    for (const dir of [K8S_LAYOUT.configDir, K8S_LAYOUT.stateDir, '/home']) mkdirSync(path.join(root, dir), { recursive: true });
+    for (const dir of [K8S_LAYOUT.configDir, K8S_LAYOUT.stateDir, '/home', '/tmp']) mkdirSync(path.join(root, dir), { recursive: true });
 
     writeFileSync(
       path.join(root, K8S_LAYOUT.configDir, K8S_LAYOUT.configFile),
@@ -121,7 +122,12 @@ describe('the image entrypoint, run from a clean directory as the Dockerfile bui
     configFilesBefore = snapshot(path.join(root, K8S_LAYOUT.configDir));
 
     const [command, args] = runnable(imageCommand(stage));
-    const child = spawn('unshare', ['--pid', '--fork', '--kill-child', command, ...args], { cwd: app, env: imageEnv() });
+    // sh only mounts the test's /tmp, then is replaced by the command (exec): the command is PID 1.
+    const mountTmp = 'mount --bind "$0" /tmp && exec "$@"';
+    const child = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount', '--propagation', 'private', 'sh', '-c', mountTmp, path.join(root, 'tmp'), command, ...args], {
+      cwd: app,
+      env: imageEnv(),
+    });
     namespace = child;
     child.on('error', (err) => (output += `cannot run unshare (util-linux; needs root): ${err.message}\n`));
     child.stdout.on('data', (d) => (output += d));
@@ -184,8 +190,9 @@ describe('the image entrypoint, run from a clean directory as the Dockerfile bui
     expect(healthcheck(`${url}/no-such-path`)).toBe(1);
   });
 
-  it('writes only to the state volume: the application and config folders are unchanged', () => {
+  it('writes only to the state volume: the application and config folders and /tmp are unchanged', () => {
     expect(url, `the image command did not start listening:\n${output}`).toBeDefined();
+    expect(readdirSync(path.join(root, 'tmp'))).toEqual([]);
     expect(existsSync(path.join(root, K8S_LAYOUT.stateDir, 'switchyard-state.sqlite'))).toBe(true);
     expect(snapshot(app)).toEqual(appFilesBefore);
     expect(snapshot(path.join(root, K8S_LAYOUT.configDir))).toEqual(configFilesBefore);

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { startTestGateway, type TestGateway } from '../../src/kit/testing/index.ts';
+import { startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
 import { K8S_LAYOUT } from '../helpers/k8s-layout.ts';
 import { instructions, last } from './dockerfile.ts';
 import { envOf, imageCommand, optionOf, runtimeStage } from './image.ts';

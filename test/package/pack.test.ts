@@ -8,22 +8,15 @@
  * from the configured registry), so `npm ci --offline` takes every package from the npm cache
  * that the repository's own `npm ci` filled. Slow (pack and install): one describe, long timeouts.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LockEntry, lockEntriesWithUrls, npmPack, repositoryLock, step } from '../helpers/npm-package.ts';
 import { ROOT } from '../helpers/repo.ts';
-
-interface LockEntry {
-  name?: string;
-  version?: string;
-  resolved?: string;
-  dev?: boolean;
-  [field: string]: unknown;
-}
 
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string>; dependencies: Record<string, string> };
 const KEY = 'sk-pack-test-123456';
@@ -34,29 +27,16 @@ let packed: string[] = [];
 let upstream: Server;
 let gateway: ChildProcess | undefined;
 
-/** Runs a command to completion; a failure says which step failed and shows its output. */
-function step(what: string, command: string, args: string[], cwd: string): string {
-  const r = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' }, shell: process.platform === 'win32' });
-  if (r.error) throw new Error(`${what}: cannot run ${command}: ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`${what} failed (${command} ${args.join(' ')}, exit ${r.status}):\n${(r.stdout + r.stderr).trim().split('\n').slice(-25).join('\n')}`);
-  return r.stdout;
-}
-
 /**
  * A lockfile for the temporary project: the repository's entries the package needs at run time,
- * plus typescript and @types/node for the type check, each with its registry tarball URL so that
- * no registry metadata is needed (the cache holds the tarballs by integrity).
+ * plus typescript and @types/node for the type check.
  */
 function projectLock(tarball: string, deps: Record<string, string>): object {
-  const repo = (JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> }).packages;
-  const registry = step('reading the npm registry setting', 'npm', ['config', 'get', 'registry'], ROOT).trim().replace(/\/?$/, '/');
-  const packages: Record<string, LockEntry> = { '': { name: 'switchyard-pack-test', dependencies: deps } };
   const forTypeCheck = /^node_modules\/(typescript|@typescript\/[^/]+|@types\/node|undici-types)$/;
-  for (const [where, entry] of Object.entries(repo)) {
-    if (!where.startsWith('node_modules/') || (entry.dev && !forTypeCheck.test(where))) continue;
-    const name = entry.name ?? where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length);
+  const packages: Record<string, LockEntry> = { '': { name: 'switchyard-pack-test', dependencies: deps } };
+  for (const [where, entry] of Object.entries(lockEntriesWithUrls((where, entry) => !entry.dev || forTypeCheck.test(where)))) {
     const { dev: _dev, ...kept } = entry;
-    packages[where] = { ...kept, resolved: entry.resolved ?? `${registry}${name}/-/${name.split('/').pop()}-${entry.version}.tgz` };
+    packages[where] = kept;
   }
   packages['node_modules/switchyard-gateway'] = { version: pkg.version, resolved: `file:${tarball}`, dependencies: pkg.dependencies, bin: pkg.bin };
   return { name: 'switchyard-pack-test', lockfileVersion: 3, requires: true, packages };
@@ -114,14 +94,12 @@ const TSCONFIG = {
 describe('the npm package, installed from its tarball outside the repository', () => {
   beforeAll(async () => {
     project = mkdtempSync(path.join(tmpdir(), 'switchyard-pack-'));
-    const out = step('npm pack (prepack builds dist/)', 'npm', ['pack', '--json', '--pack-destination', project], ROOT);
-    // Lifecycle scripts print before the JSON report.
-    const report = JSON.parse(out.slice(out.search(/^\[/m))) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    packed = report[0].files.map((f) => f.path);
-    const tarball = report[0].filename;
+    const report = npmPack('npm pack (prepack builds dist/)', ROOT, project);
+    packed = report.files;
+    const tarball = report.tarball;
     if (!existsSync(path.join(project, tarball))) throw new Error(`npm pack reported ${tarball} but it is not in ${project}`);
 
-    const repoLock = (JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> }).packages;
+    const repoLock = repositoryLock().packages;
     const deps = { 'switchyard-gateway': `file:${tarball}`, typescript: repoLock['node_modules/typescript'].version!, '@types/node': repoLock['node_modules/@types/node'].version! };
     writeFileSync(path.join(project, 'package.json'), `${JSON.stringify({ name: 'switchyard-pack-test', private: true, type: 'module', dependencies: deps }, null, 2)}\n`);
     writeFileSync(path.join(project, 'package-lock.json'), `${JSON.stringify(projectLock(tarball, deps), null, 2)}\n`);

@@ -164,7 +164,13 @@ export interface StageEnv {
 /** The parts of a config generation that stages may read. */
 export interface RuntimeView {
   readonly generation: number;
+  /** Every alias of gateway.yaml by its name, patterns (`claude-*`) included under theirs. */
   readonly models: ReadonlyMap<string, ModelRoute>;
+  /**
+   * The alias a client's model name asks for: the alias of that exact name, else the first
+   * pattern alias (`claude-*`, `*`) in file order that matches it; undefined when none does.
+   */
+  resolveModel(name: string): ModelRoute | undefined;
   /** Looks up a presented bearer token; undefined when unknown. */
   findKey(token: string): KeyIdentity | undefined;
   readonly hasKeys: boolean;

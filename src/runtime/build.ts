@@ -20,7 +20,7 @@ import { makeRedactor } from './redact.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { parseSize } from './size.ts';
 import { loadPlugins } from './plugins.ts';
-import { buildRoutes } from './routes.ts';
+import { buildRoutes, modelResolver } from './routes.ts';
 import { createStages } from './stages.ts';
 import { Governor } from '../pipeline/governor.ts';
 import { BUILT_IN_PRICES, extendPrices, loadPriceFile, type PriceTable, type StateBackend } from '../governance/index.ts';
@@ -114,6 +114,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   const view: RuntimeView = {
     generation,
     models,
+    resolveModel: modelResolver(models),
     hasKeys: keyIndex.size > 0,
     findKey: keyFinder(keyIndex),
     redact,

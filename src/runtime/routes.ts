@@ -1,4 +1,15 @@
 /**
+ * Model names → aliases: an exact alias first, then the pattern aliases (a name with `*` or `?`,
+ * e.g. `claude-*`, `gpt-*-codex`, or `*` as a default) in file order, so that a client release's
+ * new default model name finds its alias without an edit.
+ */
+export function modelResolver(models: ReadonlyMap<string, ModelRoute>): (name: string) => ModelRoute | undefined {
+  const patterns = [...models.values()].filter((r) => /[*?]/.test(r.name)).map((route) => ({ glob: compileGlob(route.name), route }));
+  if (patterns.length === 0) return (name) => models.get(name);
+  return (name) => models.get(name) ?? patterns.find((p) => p.glob.test(name))?.route;
+}
+
+/**
  * A generation's model routes: each alias with its targets, policies resolved once (alias
  * settings over defaults, target settings over the alias's) and live state carried over from the
  * previous generation where the target did not change.
@@ -6,6 +17,7 @@
 import type { GatewayConfig, RetryConfig } from '../config/types.ts';
 import type { ModelRoute, ProviderInstance, RetryPolicy, RouteTarget } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
+import { compileGlob } from '../config/glob.ts';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from '../routing/policy.ts';
 import { TargetState } from '../routing/target-state.ts';
 import type { ProviderHandle } from './providers.ts';

@@ -54,8 +54,10 @@ export default defineStage({
         const key = identify(ctx.headers);
         ctx.key = key;
         const model = ctx.body?.model;
-        // Only known models are checked here: an unknown one gets route's 404, as OpenAI does.
-        if (typeof model === 'string' && runtime.models.has(model) && !key.allows(model)) {
+        // Only known models are checked here: an unknown one gets route's 404, as OpenAI does. A key's
+        // globs may name the alias (a pattern alias by its pattern) or the model names it covers.
+        const alias = typeof model === 'string' ? runtime.resolveModel(model) : undefined;
+        if (typeof model === 'string' && alias && !key.allows(alias.name) && !key.allows(model)) {
           throw new GatewayError('model_not_allowed', `The key "${key.name}" may not use the model "${model}".`, { param: 'model' });
         }
         await next();

@@ -12,7 +12,7 @@ export default defineStage({
       name: 'route',
       async handle(ctx, next) {
         const model = ctx.body?.model;
-        const route = typeof model === 'string' ? runtime.models.get(model) : undefined;
+        const route = typeof model === 'string' ? runtime.resolveModel(model) : undefined;
         if (!route) {
           const name = typeof model === 'string' ? model : String(model);
           throw new GatewayError('model_not_found', `The model \`${name}\` does not exist or you do not have access to it. GET /v1/models lists the models your key may use.`, { param: 'model' });

@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../../errors.ts';
+import type { ModelRoute } from '../../plugin-api.ts';
 import type { Runtime } from '../../runtime/build.ts';
 import type { RouteModule, ServerDeps } from '../surface.ts';
 
@@ -23,7 +24,7 @@ function listModels({ getRuntime }: ServerDeps) {
   return async function listModels(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const runtime = getRuntime();
     const allows = visibleModels(request.headers, runtime);
-    const data = [...runtime.models.values()].filter((m) => allows(m.name)).map((m) => modelObject(runtime, m.name));
+    const data = [...runtime.models.values()].filter((m) => allows(m.name)).map((m) => modelObject(runtime, m.name, m));
     reply.header('x-request-id', request.id).send({ object: 'list', data });
   };
 }
@@ -34,10 +35,12 @@ function getModel({ getRuntime }: ServerDeps) {
     // The key first: whether a model exists is not told to a caller without one.
     const allows = visibleModels(request.headers, runtime);
     const name = request.params.model;
-    if (!runtime.models.has(name) || !allows(name)) {
+    // A name a pattern alias covers is a model too (a client checking its default model before use).
+    const route = runtime.resolveModel(name);
+    if (!route || !(allows(route.name) || allows(name))) {
       throw new GatewayError('model_not_found', `The model \`${name}\` does not exist or you do not have access to it.`, { param: 'model' });
     }
-    reply.header('x-request-id', request.id).send(modelObject(runtime, name));
+    reply.header('x-request-id', request.id).send(modelObject(runtime, name, route));
   };
 }
 
@@ -49,7 +52,6 @@ function visibleModels(headers: IncomingHttpHeaders, runtime: Runtime): (model: 
   return (model) => key.allows(model);
 }
 
-function modelObject(runtime: Runtime, name: string) {
-  const route = runtime.models.get(name)!;
+function modelObject(runtime: Runtime, name: string, route: ModelRoute) {
   return { id: name, object: 'model', created: runtime.createdAt, owned_by: route.targets[0]?.provider ?? 'switchyard' };
 }

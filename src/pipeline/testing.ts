@@ -8,7 +8,7 @@ import { IncomingMessage, ServerResponse, type IncomingHttpHeaders } from 'node:
 import { Socket } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest } from '../openai-types.ts';
-import type { Ingress, KeyIdentity, ModelRoute, NativeRequest, NativeResponse, Operation, ProviderCall, ProviderInstance, RouteTarget, RuntimeView, Timeouts } from '../plugin-api.ts';
+import type { Clock, Ingress, KeyIdentity, ModelRoute, NativeRequest, NativeResponse, Operation, ProviderCall, ProviderInstance, RouteTarget, RuntimeView, StageEnv, Timeouts } from '../plugin-api.ts';
 import { DEFAULT_RETRY } from '../routing/policy.ts';
 import { TargetState } from '../routing/target-state.ts';
 import { Exchange, type GenerationServices, type ProtocolSession } from './exchange.ts';
@@ -51,7 +51,7 @@ export function exchangeFor(options: ExchangeOptions = {}): Exchange {
     operation: options.operation ?? 'chat',
     ingress: options.ingress ?? 'chat',
     headers: options.headers ?? {},
-    body: options.body ?? options.session?.body ?? chatBody(),
+    body: 'body' in options ? options.body : (options.session?.body ?? chatBody()),
     res,
     log: options.log ?? silentLog(),
   });
@@ -185,4 +185,9 @@ export function runtimeOf(models: readonly ModelRoute[], keys: Readonly<Record<s
     redact,
     upstreamBodyLimit: 1 << 20,
   };
+}
+
+/** What a stage's create() gets: a silent logger, this runtime, and a clock (a FakeClock in tests). */
+export function stageEnv(runtime: RuntimeView, clock: Clock, log: Logger = silentLog()): StageEnv {
+  return { log, configDir: '.', clock, runtime };
 }

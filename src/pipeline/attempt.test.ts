@@ -4,6 +4,7 @@ import { GatewayError } from '../errors.ts';
 import type { ChatCompletionChunk } from '../openai-types.ts';
 import type { NativeRequest } from '../plugin-api.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
+import { TargetState } from '../routing/target-state.ts';
 import { Attempt } from './attempt.ts';
 import { answering, chatBody, chunkOf, completionOf, exchangeFor, fakeProvider, sessionOf, sleepFor, targetOf, timedEvents, TIMEOUTS } from './testing.ts';
 
@@ -269,6 +270,21 @@ describe('Attempt: interruption and the client leaving', () => {
     expect(target.state.inFlight).toBe(0);
   });
 
+  // BUG (src/pipeline/attempt.ts, constructor): the attempt listens for the exchange's 'abort'
+  // event but never checks `x.signal.aborted`, so a client that left before the attempt started
+  // (during admission, or before the pipeline reached the attempt) still gets a live provider
+  // call: the upstream generates (and bills) an answer nobody will read.
+  it.fails('an attempt started after the client left is aborted at once, and its provider is not called with a live signal', async () => {
+    const provider = answering('unread');
+    const x = exchangeFor({ session: sessionOf(chatBody()) });
+    x.res.emit('close');
+    expect(x.signal.aborted).toBe(true);
+    const attempt = new Attempt(x, targetOf(provider), TIMEOUTS);
+    await attempt.send().catch(() => undefined);
+    expect(attempt.signal.aborted).toBe(true);
+    expect(provider.calls.every((call) => call.signal.aborted)).toBe(true);
+  });
+
   it('a client leaving after the total limit fired is not reported as a timeout', async () => {
     const provider = fakeProvider(async (call) => {
       await sleepFor(60_000, call.signal);
@@ -345,6 +361,34 @@ describe('Attempt: count_tokens', () => {
     expect(await attempt.complete()).toEqual({ kind: 'count', body: { input_tokens: 42 } });
     expect(provider.calls).toHaveLength(0);
     expect(attempt.passthrough).toBe(false);
+  });
+
+  // BUG (src/pipeline/attempt.ts, #succeeded): an answer from the gateway's own estimate (no
+  // provider call) is recorded as the target's success: recordSuccess(~0 ms) pulls its latency
+  // average towards 0 (least-latency then prefers it) and closes its breaker.
+  it.fails('an estimate is no verdict on the target: its latency average is untouched', async () => {
+    const target = targetOf(answering('hi'));
+    target.state.recordSuccess(500);
+    const x = exchangeFor({ operation: 'count_tokens', ingress: 'messages', session: sessionOf(chatBody(), { native: MESSAGES, estimate: 42 }) });
+    const attempt = new Attempt(x, target, TIMEOUTS);
+    await attempt.send();
+    attempt.translate();
+    await attempt.complete();
+    expect(target.state.latencyMs).toBe(500);
+  });
+
+  // Same bug: a count_tokens request that holds a cooled-down target's probe closes the breaker
+  // without the target having been tried, so chat traffic returns to a target that may still be down.
+  it.fails('an estimate on a probing target leaves its breaker open', async () => {
+    const state = new TargetState({ failures: 1, windowMs: 60_000, durationMs: 1_000 });
+    state.recordFailure(0);
+    expect(state.admit(1_000)).toBe('probe');
+    const x = exchangeFor({ operation: 'count_tokens', ingress: 'messages', session: sessionOf(chatBody(), { native: MESSAGES, estimate: 42 }) });
+    const attempt = new Attempt(x, targetOf(answering('hi'), { state }), TIMEOUTS);
+    await attempt.send();
+    attempt.translate();
+    await attempt.complete();
+    expect(state.open).toBe(true);
   });
 
   it('sends the native request, unstreamed, to a target that counts, and answers its count', async () => {

@@ -109,6 +109,21 @@ describe('Governor.admit', () => {
     expect(await governor.admit(third, a1)).toBeUndefined();
   });
 
+  it("moving to another target does not count the request twice on the key's limits", async () => {
+    const { backend, governor, a1, a2, request } = setup();
+    const x = request('alice');
+    await governor.admit(x, a1);
+    await governor.admit(x, a2);
+    const [key, team] = await backend.status([
+      { name: 'key:alice', limits: { rpm: 2 } },
+      { name: 'team:search', limits: { tpm: 100_000 } },
+    ]);
+    expect(key?.requests?.remaining).toBe(1);
+    expect(team?.tokens?.remaining).toBe(100_000 - tokenEstimate(x.body).total);
+    expect(await governor.admit(request('alice'), a2)).toBeUndefined();
+    await expect(governor.admit(request('alice'), a2)).rejects.toMatchObject({ code: 'rate_limit_exceeded' });
+  });
+
   it('a skip while holding another target leaves the hold on no target', async () => {
     const { governor, a1, a2, request } = setup();
     expect(await governor.admit(request('carol'), a1)).toBeUndefined();

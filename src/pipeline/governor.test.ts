@@ -24,6 +24,7 @@ providers:
 keys:
   - { name: alice, key: sk-alice-0123456789abcdef, models: ['*'], team: search, limits: { rpm: 2 } }
   - { name: carol, key: sk-carol-0123456789abcdef, models: ['*'] }
+  - { name: bob, key: sk-bob-0123456789abcdef, models: ['*'], budget: { usd: 5, period: monthly } }
 teams:
   search: { limits: { tpm: 100000 } }
 models:
@@ -31,6 +32,10 @@ models:
     targets:
       - { provider: acme, model: a-1, limits: { concurrency: 1 }, price: { input: 1, output: 2 } }
       - { provider: acme, model: a-2, price: { input: 1, output: 2 } }
+  u:
+    targets:
+      - { provider: acme, model: u-1 }
+      - { provider: acme, model: u-2, limits: { rpm: 100 } }
 state: { onUnavailable: ${onUnavailable} }
 `;
   const parsed = parseConfigText(text, '/tmp/gateway.yaml', {});
@@ -62,14 +67,30 @@ function setup(options: { onUnavailable?: 'closed' | 'open'; down?: boolean } = 
     { model: 'a-2', price: PRICE },
   );
   const route = routeOf('m', [a1, a2]);
-  const governor = new Governor(backend, configOf(options.onUnavailable ?? 'closed'), new Map([['m', route]]));
+  // Two targets nobody knows the price of, the second with limits of its own.
+  const u1 = targetOf(
+    fakeProvider(async () => ({ kind: 'json', body: {}, headers: {} })),
+    { model: 'u-1' },
+  );
+  const u2 = targetOf(
+    fakeProvider(async () => ({ kind: 'json', body: {}, headers: {} })),
+    { model: 'u-2' },
+  );
+  const governor = new Governor(
+    backend,
+    configOf(options.onUnavailable ?? 'closed'),
+    new Map([
+      ['m', route],
+      ['u', routeOf('u', [u1, u2])],
+    ]),
+  );
   const request = (key: string, operation: Operation = 'chat') => {
     const x = exchangeFor({ operation, session: sessionOf(chatBody({ model: 'm', max_tokens: 100 })) });
     x.ctx.key = keyOf(key, { team: key === 'alice' ? 'search' : undefined });
     x.ctx.route = route;
     return x;
   };
-  return { backend, governor, a1, a2, route, request };
+  return { backend, governor, a1, a2, u1, u2, route, request };
 }
 
 const scopeNames = (target: RouteTarget | undefined, x: { hold?: { lease: { scopes: readonly { name: string }[] } } }) => [target?.model, x.hold?.lease.scopes.map((s) => s.name)];
@@ -145,6 +166,26 @@ describe('Governor.admit', () => {
     expect(x.refusal).toEqual({ scope: 'key:alice', kind: 'requests' });
     expect(x.responseHeaders).toMatchObject({ 'x-ratelimit-remaining-requests': '0' });
     expect(x.hold).toBeUndefined();
+  });
+
+  it('a key with a budget skips an unpriced target that has limits of its own (its cost could not be kept)', async () => {
+    const { governor, u2, request } = setup();
+    const x = request('bob');
+    const skip = await governor.admit(x, u2);
+    expect(skip?.reason).toBe('no price is known for this target and the key has a budget');
+    expect(x.refusal).toBeUndefined();
+  });
+
+  // BUG (src/pipeline/governor.ts, admit): an 'unpriced' refusal is a skip only when the target
+  // has a scope of its own (`if (targetScope && ...)`). A target without limits (the usual case)
+  // and without a price refuses a key with a budget outright (403 model_not_allowed, recorded as
+  // the request's refusal) instead of failing over to a priced target of the same alias.
+  it.fails('a key with a budget skips an unpriced target without limits as well', async () => {
+    const { governor, u1, request } = setup();
+    const x = request('bob');
+    const skip = await governor.admit(x, u1).catch((err: unknown) => ({ thrown: err }));
+    expect(skip).toMatchObject({ reason: 'no price is known for this target and the key has a budget' });
+    expect(x.refusal).toBeUndefined();
   });
 
   it('a state backend that is down, closed: a key with limits gets 503 limits_unavailable; a request with nothing to count passes', async () => {

@@ -103,6 +103,37 @@ describe('Attempt: the idle limit between stream events', () => {
   });
 });
 
+describe('Attempt: the idle limit and a slow reader', () => {
+  // BUG (src/pipeline/attempt.ts, #translateStream): the idle timer is refreshed only when the
+  // next upstream event is read, and keeps running while the generator is suspended at `yield`,
+  // so a client that reads slower than timeout.idleMs (a full socket, the writer waiting for
+  // 'drain') aborts a healthy upstream, and the stream fails as "the answer stalled", blamed on
+  // the provider.
+  it.fails('does not count the time the reader takes between chunks as upstream idleness', async () => {
+    const provider = fakeProvider(async (call) => ({
+      kind: 'stream',
+      headers: {},
+      events: timedEvents(call.signal, [
+        { afterMs: 0, event: chunkOf('a') },
+        { afterMs: 0, event: chunkOf('b') },
+      ]),
+    }));
+    const x = exchangeFor({ session: streamingSession() });
+    const attempt = new Attempt(x, targetOf(provider), TIMEOUTS);
+    await attempt.send();
+    attempt.translate();
+    const primed = primedStream(attempt);
+    await vi.advanceTimersByTimeAsync(0);
+    const it = (await primed)[Symbol.asyncIterator]();
+    expect((await it.next()).value).toMatchObject({ choices: [{ delta: { content: 'a' } }] });
+    // The reader is busy for longer than the idle limit; the upstream answers as soon as it is asked.
+    await vi.advanceTimersByTimeAsync(TIMEOUTS.idleMs * 2);
+    const second = it.next();
+    await vi.advanceTimersByTimeAsync(0);
+    expect((await second).value).toMatchObject({ choices: [{ delta: { content: 'b' } }] });
+  });
+});
+
 describe('Attempt: priming a stream', () => {
   it('fails the attempt when the first event already fails: nothing was committed, the failure is the upstream one', async () => {
     const failure = UpstreamError.http('acme', 500, { message: 'overloaded' });

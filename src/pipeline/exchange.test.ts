@@ -1,7 +1,7 @@
 /** The core's per-request object: the one end-of-request order, the outcome hooks read, and the stage view's read-only fields. */
 import { describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../errors.ts';
-import type { RequestContext, RequestOutcome } from '../plugin-api.ts';
+import type { AttemptRecord, RequestContext, RequestOutcome } from '../plugin-api.ts';
 import { Attempt } from './attempt.ts';
 import { exchangeOf, type ExchangeEnd } from './exchange.ts';
 import { answering, chatBody, exchangeFor, sessionOf, silentLog, targetOf, TIMEOUTS } from './testing.ts';
@@ -164,6 +164,32 @@ describe('the stage view (ctx)', () => {
     // A stage's own fields stay writable.
     Object.assign(ctx, { key: undefined, route: undefined, body: chatBody({ model: 'other' }) });
     expect(x.body.model).toBe('other');
+  });
+
+  // GAP (src/pipeline/exchange.ts, StageContext.attempts and outcome()): both hand stages the
+  // core's own attempts array, so a JavaScript stage that edits it in place (sorting it for its
+  // own report, say) changes what the observers (metrics, traces) read after the hooks. The
+  // contract says a stage reads the bookkeeping and cannot change it.
+  it.fails("a stage editing the attempt log it was given does not change the core's", async () => {
+    const x = exchangeFor({ session: sessionOf(chatBody()) });
+    const tried: AttemptRecord = { provider: 'a', model: 'm', status: 500, outcome: 'error', durationMs: 1 };
+    const served: AttemptRecord = { provider: 'b', model: 'm', status: 200, outcome: 'ok', durationMs: 2 };
+    x.attempts.push(tried, served);
+    let observed: unknown[] = [];
+    await x.end({
+      released: () => {},
+      hooks: async (ctx, outcome) => {
+        for (const list of [ctx.attempts, outcome.attempts]) {
+          try {
+            Object.assign(list, { 0: served, 1: tried });
+          } catch {
+            // Refused (frozen): what the contract promises.
+          }
+        }
+      },
+      observed: (view) => void (observed = [...view.attempts]),
+    });
+    expect(observed).toEqual([tried, served]);
   });
 
   it('exchangeOf refuses a context the gateway did not make', () => {

@@ -128,9 +128,12 @@ describe('Attempt: the idle limit and a slow reader', () => {
     expect((await it.next()).value).toMatchObject({ choices: [{ delta: { content: 'a' } }] });
     // The reader is busy for longer than the idle limit; the upstream answers as soon as it is asked.
     await vi.advanceTimersByTimeAsync(TIMEOUTS.idleMs * 2);
-    const second = it.next();
+    const second = it.next().then(
+      (r) => r.value,
+      (err: unknown) => err,
+    );
     await vi.advanceTimersByTimeAsync(0);
-    expect((await second).value).toMatchObject({ choices: [{ delta: { content: 'b' } }] });
+    expect(await second).toMatchObject({ choices: [{ delta: { content: 'b' } }] });
   });
 });
 
@@ -446,5 +449,47 @@ describe('Attempt: count_tokens', () => {
     const x = exchangeFor({ operation: 'count_tokens', ingress: 'messages', session: sessionOf(chatBody(), { native: { ...MESSAGES, untranslatable: [refusal] }, estimate: 3 }) });
     const attempt = new Attempt(x, targetOf(answering('hi')), TIMEOUTS);
     await expect(attempt.send()).rejects.toBe(refusal);
+  });
+});
+
+describe('Attempt: the call it builds', () => {
+  it("applies the target's capabilities: an unsupported parameter is a 400 naming it, and the provider is not called", async () => {
+    const provider = answering('hi');
+    const x = exchangeFor({ session: sessionOf(chatBody({ seed: 7 })) });
+    const attempt = new Attempt(x, targetOf(provider, { capabilities: { unsupportedParams: ['seed'] } }), TIMEOUTS);
+    await expect(attempt.send()).rejects.toMatchObject({ code: 'unsupported_parameter', status: 400, param: 'seed' });
+    expect(provider.calls).toHaveLength(0);
+  });
+
+  it('drops it instead when the target says so, and sends the rest with the target model, limits and request id', async () => {
+    const provider = answering('hi');
+    const x = exchangeFor({ session: sessionOf(chatBody({ seed: 7, temperature: 0.3 })) });
+    const attempt = new Attempt(x, targetOf(provider, { model: 'acme-large', dropUnsupportedParams: true, capabilities: { unsupportedParams: ['seed'] } }), TIMEOUTS);
+    await attempt.send();
+    const call = provider.calls[0];
+    expect(call?.request).not.toHaveProperty('seed');
+    expect(call).toMatchObject({ provider: 'acme', model: 'acme-large', stream: false, requestId: 'req_test', timeouts: TIMEOUTS, maxResponseBytes: 1 << 20, request: { temperature: 0.3 } });
+    expect(call?.signal).toBe(attempt.signal);
+    expect(attempt.call).toBe(call);
+  });
+
+  it('embeds through the provider that embeds, with usage and cost priced once', async () => {
+    const embed = vi.fn(async () => ({
+      object: 'list' as const,
+      data: [{ object: 'embedding' as const, index: 0, embedding: [0.5, 0.25] }],
+      model: 'embed-1',
+      usage: { prompt_tokens: 4, total_tokens: 4 },
+    }));
+    const provider = fakeProvider(async () => ({ kind: 'json', body: {}, headers: {} }), { embed });
+    const x = exchangeFor({ operation: 'embeddings', ingress: 'embeddings', session: sessionOf({ model: 'alias', input: 'four token text' }) });
+    const attempt = new Attempt(x, targetOf(provider, { capabilities: { embeddings: true }, price: { input: 1_000_000, output: 0 } }), TIMEOUTS);
+    await attempt.send();
+    attempt.translate();
+    const response = await attempt.complete();
+    expect(provider.calls).toHaveLength(0);
+    expect(embed).toHaveBeenCalledWith(expect.objectContaining({ embedding: { model: 'alias', input: 'four token text' }, model: 'acme-1' }));
+    expect(response).toMatchObject({ kind: 'embeddings', body: { model: 'embed-1', usage: { prompt_tokens: 4, cost: 4 } } });
+    expect(x.usage).toEqual({ prompt_tokens: 4, completion_tokens: 0, total_tokens: 4 });
+    expect(x.costUsd).toBe(4);
   });
 });

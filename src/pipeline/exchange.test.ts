@@ -103,7 +103,8 @@ describe('Exchange.outcome', () => {
       provider: 'acme',
       upstreamModel: 'acme-1',
       refusal: { scope: 'key:k', kind: 'tokens' },
-      timing: { durationMs: 100, upstreamMs: 40, overheadMs: 60, firstChunkMs: 12 },
+      // (startedAt + 100) - startedAt is 100 only up to floating point.
+      timing: { durationMs: expect.closeTo(100, 6), upstreamMs: 40, overheadMs: expect.closeTo(60, 6), firstChunkMs: 12 },
       traceId: 'trace-1',
     });
     expect(Object.isFrozen(outcome)).toBe(true);

@@ -199,7 +199,7 @@ describe('retry: cooling targets', () => {
 
   it('every target cooling: 503 with retry-after for the soonest one, in whole seconds', async () => {
     const clock = new FakeClock();
-    const r = await run(routeOf('m', [cooling('a', clock, 4_500), cooling('b', clock, 2_200)]), [], { clock });
+    const r = await run(routeOf('m', [cooling('a', clock, 4_500), cooling('b', clock, 2_500)]), [], { clock });
     const err = await r.result;
     expect(err).toBeInstanceOf(GatewayError);
     expect(err).toMatchObject({ code: 'provider_unavailable', status: 503, headers: { 'retry-after': '3' } });

@@ -35,6 +35,10 @@ export class Attempt implements ExchangeAttempt {
   #timedOut = false;
   /** The stream went longer than idleMs without a parsed event. */
   #idled = false;
+  /** Whether a stream's reader is waiting for the upstream now (the idle limit counts only that). */
+  #awaitingUpstream = false;
+  /** A provider was called (not so for a token count the gateway estimated). */
+  #sent = false;
   /** Why the gateway ended the attempt itself (shutdown), if it did. */
   #interruption: unknown;
   #phase: Phase = 'running';
@@ -55,6 +59,8 @@ export class Attempt implements ExchangeAttempt {
     // AbortSignal.any, which keeps weak references alive per dependent signal).
     this.#timer = setTimeout(Attempt.#onTimeout, timeouts.totalMs, this);
     x.signal.addEventListener('abort', this.#onClientGone, { once: true });
+    // A client that left before the attempt existed (during admission, say): nothing is sent live.
+    if (x.signal.aborted) this.#controller.abort(x.signal.reason);
     target.state.inFlight++;
     x.attempt = this;
     this.#traceHeaders = x.services.observer?.attemptStarted?.(x, this);
@@ -62,6 +68,11 @@ export class Attempt implements ExchangeAttempt {
 
   get signal(): AbortSignal {
     return this.#controller.signal;
+  }
+
+  /** Whether the attempt called its provider (a token count the gateway estimated does not). */
+  get sent(): boolean {
+    return this.#sent;
   }
 
   get passthrough(): boolean {
@@ -104,6 +115,7 @@ export class Attempt implements ExchangeAttempt {
         call.request = applyCapabilities(call, target.capabilities);
       }
       this.call = call;
+      this.#sent = true;
       this.native = await target.instance.send(call);
     } finally {
       x.timing.upstreamMs += performance.now() - waiting;
@@ -229,7 +241,8 @@ export class Attempt implements ExchangeAttempt {
     // The total limit covers a stream until its first chunk; the idle limit takes over from there.
     clearTimeout(this.#timer);
     const record = this.#record(200, 'ok');
-    this.target.state.recordSuccess(record.durationMs);
+    // Only an answer from the provider is a verdict on the target (its latency, its breaker).
+    if (this.#sent) this.target.state.recordSuccess(record.durationMs);
     this.#x.attempts.push(record);
     this.#x.services.observer?.attemptEnded?.(this.#x, this, record);
     if (this.response?.kind !== 'stream') this.close();
@@ -246,6 +259,8 @@ export class Attempt implements ExchangeAttempt {
   }
 
   static #onIdle(attempt: Attempt): void {
+    // The time a slow reader takes between chunks is not the upstream's: the next wait re-arms the timer.
+    if (!attempt.#awaitingUpstream) return;
     attempt.#idled = true;
     attempt.#controller.abort(new AttemptTimeout());
   }
@@ -272,15 +287,18 @@ export class Attempt implements ExchangeAttempt {
         const waiting = performance.now();
         let next: IteratorResult<unknown>;
         try {
+          // idleMs counts the wait for the upstream only, from the moment the reader asks.
+          this.#awaitingUpstream = true;
+          idle.refresh();
           next = await it.next();
         } catch (err) {
           if (this.#interruption) throw this.#interruption;
           if (this.#idled) throw UpstreamError.timeout(call.provider, `the answer stalled for ${idleMs} ms (timeout.idleMs)`, err);
           throw err;
         }
+        this.#awaitingUpstream = false;
         timing.upstreamMs += performance.now() - waiting;
         if (next.done) break;
-        idle.refresh();
         if (this.#passthrough) this.#nativeEvents.push(next.value);
         let out;
         try {

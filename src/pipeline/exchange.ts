@@ -289,7 +289,8 @@ export class Exchange implements ExchangeView {
       costUsd: this.costUsd,
       error: this.streamError ?? this.error,
       errorInStream: this.streamError !== undefined,
-      attempts: this.attempts,
+      // A copy: hooks read the attempt log, they do not edit the observers' copy.
+      attempts: Object.freeze(this.attempts.slice()),
       provider: this.attempt?.target.provider,
       upstreamModel: this.upstreamModel,
       refusal: this.refusal,
@@ -342,7 +343,8 @@ class StageContext implements RequestContext {
     return this.#exchange.attempt;
   }
   get attempts(): readonly AttemptRecord[] {
-    return this.#exchange.attempts;
+    // A frozen copy (stages read it rarely): the core's log stays the core's.
+    return Object.freeze(this.#exchange.attempts.slice());
   }
   get responseHeaders(): Record<string, string> {
     return this.#exchange.responseHeaders;

@@ -84,7 +84,8 @@ export class Governor implements Limits {
     }
     const headers = rateLimitHeaders(result.quota);
     const answer = errorOf(result.refusal, headers);
-    if (targetScope && result.violations.every((v) => v.scope === targetScope.name || v.kind === 'unpriced')) {
+    // The target's own quota, or its missing price (a key with a budget cannot use it): another target may serve.
+    if (result.violations.every((v) => (targetScope !== undefined && v.scope === targetScope.name) || v.kind === 'unpriced')) {
       if (held) held.target = undefined;
       return { reason: describe(result.refusal), error: answer };
     }

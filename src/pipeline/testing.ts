@@ -4,6 +4,7 @@
  * session, a scripted provider instance, route targets with a real TargetState, and a runtime
  * view. No vitest here: spies are made in the tests that assert on them.
  */
+import { modelResolver } from '../runtime/routes.ts';
 import { IncomingMessage, ServerResponse, type IncomingHttpHeaders } from 'node:http';
 import { Socket } from 'node:net';
 import pino, { type Logger } from 'pino';
@@ -177,9 +178,11 @@ export function keyOf(name: string, extra: { team?: string; expiresAt?: number; 
 /** A runtime view over these routes and keys (token → key). */
 export function runtimeOf(models: readonly ModelRoute[], keys: Readonly<Record<string, KeyIdentity>> = {}, redact: (text: string) => string = (t) => t): RuntimeView {
   const index = new Map(Object.entries(keys));
+  const byName = new Map(models.map((m) => [m.name, m]));
   return {
     generation: 1,
-    models: new Map(models.map((m) => [m.name, m])),
+    models: byName,
+    resolveModel: modelResolver(byName),
     findKey: (token) => index.get(token),
     hasKeys: index.size > 0,
     redact,

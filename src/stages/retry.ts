@@ -77,6 +77,8 @@ async function runAttempts(x: Exchange, next: () => Promise<void>, clock: Clock,
       try {
         await next();
         await attempt.complete();
+        // An answer the gateway made itself (a token count estimate) is no verdict on the target.
+        if (!attempt.sent && admission === 'probe') target.state.releaseProbe();
         return;
       } catch (thrown) {
         const err = attempt.fail(thrown);
@@ -103,7 +105,8 @@ async function runAttempts(x: Exchange, next: () => Promise<void>, clock: Clock,
       }
     }
   }
-  if (last === undefined && coolingMs !== Infinity) {
+  // Targets cooling and others only skipped (unavailable, at their limits): the cooling answer, which says when to retry.
+  if (coolingMs !== Infinity && !(last instanceof UpstreamError)) {
     const seconds = Math.max(1, Math.ceil(coolingMs / 1000));
     throw new GatewayError('provider_unavailable', `every target of "${route.name}" is cooling down after failures; retry in ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
   }

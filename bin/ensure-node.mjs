@@ -14,7 +14,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -82,6 +82,25 @@ export function suitableNode(announce) {
     if (!version || !satisfies(version)) throw new NodeUnavailable(`${needs} and ${PREFIX_NODE} does not run; install Node 24 LTS from https://nodejs.org and run it again`);
   }
   return PREFIX_NODE;
+}
+
+/** suitableNode(), or this process ends with its one-line message (exit 1). */
+export function suitableNodeOrExit() {
+  try {
+    return suitableNode();
+  } catch (err) {
+    if (!(err instanceof NodeUnavailable)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
+}
+
+/** Runs a command (vitest, tsc, biome...) as a child, with a suitable Node first on PATH. */
+export function runWithSuitableNode(command, args) {
+  const node = suitableNodeOrExit();
+  const env = Object.assign({}, process.env);
+  if (node !== process.execPath) env.PATH = `${dirname(node)}${delimiter}${env.PATH || ''}`;
+  runChild(command, args, env);
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { NodeUnavailable, rerun, suitableNode } from './ensure-node.mjs';
+import { rerun, suitableNodeOrExit } from './ensure-node.mjs';
 
 /**
  * The heap grows in small steps, which keeps RSS under load near 150 MB at no measurable
@@ -26,14 +26,7 @@ if (args.includes('--version') || args.includes('-v')) {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   process.stdout.write(`${pkg.version}\n`);
 } else {
-  let node;
-  try {
-    node = suitableNode();
-  } catch (err) {
-    if (!(err instanceof NodeUnavailable)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    process.exit(1);
-  }
+  const node = suitableNodeOrExit();
   const flags = serving(args) && !hasHeapFlags() ? SERVE_FLAGS : [];
   if (node !== process.execPath || flags.length > 0) rerun(node, flags.concat(process.execArgv, [self], args));
   else runGateway();

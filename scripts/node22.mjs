@@ -7,8 +7,7 @@
  *
  *   node scripts/node22.mjs <command> [args...]     e.g. `node scripts/node22.mjs vitest run`
  */
-import { dirname, delimiter } from 'node:path';
-import { NodeUnavailable, runChild, suitableNode } from '../bin/ensure-node.mjs';
+import { runWithSuitableNode } from '../bin/ensure-node.mjs';
 
 const [command, ...args] = process.argv.slice(2);
 if (!command) {
@@ -16,14 +15,4 @@ if (!command) {
   process.exit(2);
 }
 
-let node;
-try {
-  node = suitableNode();
-} catch (err) {
-  if (!(err instanceof NodeUnavailable)) throw err;
-  console.error(err.message);
-  process.exit(1);
-}
-const env = { ...process.env };
-if (node !== process.execPath) env.PATH = `${dirname(node)}${delimiter}${env.PATH || ''}`;
-runChild(command, args, env);
+runWithSuitableNode(command, args);

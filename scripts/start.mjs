@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NodeUnavailable, rerun, suitableNode } from '../bin/ensure-node.mjs';
+import { rerun, suitableNodeOrExit } from '../bin/ensure-node.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Written by scripts/build.mjs once dist/ is complete. */
@@ -35,14 +35,7 @@ function fresh() {
 
 // The Node that builds and serves: this one when it fits, else Node 24 from ~/.node24 (installed
 // first if needed). Chosen here, once: the bin refuses to bootstrap again when run as a re-run.
-let node;
-try {
-  node = suitableNode();
-} catch (err) {
-  if (!(err instanceof NodeUnavailable)) throw err;
-  process.stderr.write(`${err.message}\n`);
-  process.exit(1);
-}
+const node = suitableNodeOrExit();
 
 if (!fresh()) {
   process.stderr.write('switchyard: building dist/ (the sources changed since the last build)\n');

@@ -9,8 +9,7 @@
  *   npm test                          the whole suite: missing programs are installed or stop it
  *   npm test -- test/core/x.test.ts   named files: missing programs are a warning only
  */
-import { delimiter, dirname } from 'node:path';
-import { NodeUnavailable, runChild, suitableNode } from '../bin/ensure-node.mjs';
+import { runWithSuitableNode } from '../bin/ensure-node.mjs';
 import { ensureServices } from './test-services.mjs';
 
 const args = process.argv.slice(2);
@@ -18,14 +17,4 @@ const args = process.argv.slice(2);
 // value with its option, a value given as the next argument counts as a filter (only a warning).
 ensureServices({ wholeSuite: !args.some((arg) => !arg.startsWith('-')) });
 
-let node;
-try {
-  node = suitableNode();
-} catch (err) {
-  if (!(err instanceof NodeUnavailable)) throw err;
-  process.stderr.write(`${err.message}\n`);
-  process.exit(1);
-}
-const env = Object.assign({}, process.env);
-if (node !== process.execPath) env.PATH = `${dirname(node)}${delimiter}${env.PATH || ''}`;
-runChild('vitest', ['run'].concat(args), env);
+runWithSuitableNode('vitest', ['run'].concat(args));

@@ -17,7 +17,7 @@ export interface Answer {
 }
 
 /** One request on a connection of its own. */
-export function request(port: number, method: string, url: string, options: { body?: unknown; key?: string } = {}): Promise<Answer> {
+export function request(port: number, method: string, url: string, options: { body?: unknown; key?: string; timeoutMs?: number } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers: Record<string, string> = payload ? { 'content-type': 'application/json' } : {};
@@ -29,7 +29,8 @@ export function request(port: number, method: string, url: string, options: { bo
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       res.on('error', reject);
     });
-    req.setTimeout(2_000, () => req.destroy(new Error(`${method} ${url}: no answer within 2 s`)));
+    const timeoutMs = options.timeoutMs ?? 2_000;
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${url}: no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(payload);
   });

@@ -6,16 +6,14 @@
  * view keeps its columns whole at 1366×768 and 390×844; a worker that cannot answer is named. With UPDATE_CONSOLE_SCREENSHOT=1 the
  * overview replaces docs/console.png.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import http from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT } from '../helpers/repo.ts';
+import { request as requestOnce, startCli } from '../cluster/helpers.ts';
 import { layoutProblems, painted, VIEWPORTS } from './layout.ts';
 import { ADMIN_KEY, bad, consoleConfig, DEV_KEY, good, SEARCH_KEY, serverError } from './setup.ts';
 
@@ -28,45 +26,8 @@ const TOTAL = SENT.dev + SENT.search;
 const clusterConfig = () => `server: { workers: 2, shutdownGraceMs: 2000 }\nlog: { level: info, format: json }\n${consoleConfig()}`;
 const chat = (port: number, model: string, key: string) => request(port, 'POST', '/v1/chat/completions', { key, body: { model, messages: [{ role: 'user', content: 'x' }] } });
 
-/**
- * `switchyard --port 0 --config <file>` once it says it is listening. Like test/cluster's
- * startCli, with more time: three processes starting on a busy 2-core machine took 21 s.
- */
-async function startCli(config: string): Promise<{ child: ChildProcess; port: number; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/switchyard.mjs'), '--port', '0', '--config', config], { cwd: path.dirname(config), env: { ...process.env } });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  let m: RegExpExecArray | null = null;
-  for (const deadline = Date.now() + 60_000; !(m = /Switchyard listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out)) && Date.now() < deadline && child.exitCode === null; ) await sleep(50);
-  if (!m) {
-    child.kill('SIGKILL');
-    throw new Error(`the gateway did not say it was listening within 60 s: ${out}`);
-  }
-  return { child, port: Number(m[1]), exited };
-}
-
-/**
- * One request on a connection of its own (the cluster hands each new connection to the next
- * worker), with time to spare on a loaded machine.
- */
-function request(port: number, method: string, url: string, options: { body?: unknown; key?: string }): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-    const headers: Record<string, string> = { authorization: `Bearer ${options.key}`, ...(payload ? { 'content-type': 'application/json' } : {}) };
-    const req = http.request({ host: '127.0.0.1', port, method, path: url, headers, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.setTimeout(20_000, () => req.destroy(new Error(`${method} ${url}: no answer within 20 s`)));
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+/** One request on a connection of its own (the cluster hands each new connection to the next worker), with time to spare on a loaded machine. */
+const request = (port: number, method: string, url: string, options: { body?: unknown; key?: string }) => requestOnce(port, method, url, { ...options, timeoutMs: 20_000 });
 
 let cli: Awaited<ReturnType<typeof startCli>>;
 let file: string;
@@ -80,7 +41,8 @@ beforeAll(async () => {
   await Promise.all([good.start(), bad.start()]);
   file = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-console-cluster-')), 'gateway.yaml');
   writeFileSync(file, clusterConfig());
-  cli = await startCli(file);
+  // Three processes starting on a busy 2-core machine took 21 s.
+  cli = await startCli(file, 60_000);
   base = `http://127.0.0.1:${cli.port}`;
   browser = await chromium.launch({
     executablePath: CHROMIUM,

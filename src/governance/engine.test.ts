@@ -69,7 +69,7 @@ describe('engine', () => {
     await engine.close();
   });
 
-  it('gives back, later, what an admission whose reply was lost may have reserved, and nothing when it was never sent', async () => {
+  it('gives back, later, what an admission whose reply was lost may have reserved, and nothing when it was not sent', async () => {
     const { store, state } = flakyStore();
     const engine = createEngine(store, { log: recordingLogger(), retryEveryMs: 10 });
     state.failure = new StateUnavailableError('not connected', { maybeApplied: false });

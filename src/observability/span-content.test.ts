@@ -32,7 +32,13 @@ it('writes the chat history as role and typed parts, naming inline media without
 });
 
 it('writes the answer of a completion or of a stream with its finish reason', () => {
-  const completion = { choices: [{ index: 0, message: { role: 'assistant', content: 'Paris.' }, finish_reason: 'stop' }] } as unknown as ChatCompletion;
+  const completion: ChatCompletion = {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Paris.', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+  };
   expect(JSON.parse(outputMessages(completion, undefined)!)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'Paris.' }], finish_reason: 'stop' }]);
   expect(JSON.parse(outputMessages(undefined, { text: ['Hello'], finishReasons: ['length'] })!)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'Hello' }], finish_reason: 'length' }]);
 });

@@ -2,9 +2,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { isProviderUnavailable, type ProviderEnv, type ProviderInstance } from '../plugin-api.ts';
+import type { ChatCompletion } from '../openai-types.ts';
 import { openAiStyleFailure } from '../protocol/openai-errors.ts';
 import { defineHttpProvider } from './http-provider.ts';
 import { callFactory, startFakeUpstream, type FakeUpstream } from 'switchyard-gateway/kit/testing';
+
+/** These providers' answers are never translated here (only their preparation is): any completion does. */
+const NO_ANSWER: ChatCompletion = { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [] };
 
 interface AcmeOptions {
   baseUrl: string;
@@ -38,7 +42,7 @@ function acme(environment: Record<string, string | undefined>) {
     },
     endpoint: (auth) => ({ baseUrl: auth.baseUrl, headers: { authorization: auth.bearer } }),
     buildRequest: (call) => ({ path: '/chat/completions', body: { model: call.model } }),
-    toCompletion: (body) => body as never,
+    toCompletion: () => NO_ANSWER,
     createStreamTranslator: () => ({ push: () => undefined }),
     readError: openAiStyleFailure,
   });
@@ -79,7 +83,7 @@ describe('defineHttpProvider prepare', () => {
       },
       endpoint: (auth) => ({ baseUrl: auth.baseUrl }),
       buildRequest: () => ({ path: '/' }),
-      toCompletion: (body) => body as never,
+      toCompletion: () => NO_ANSWER,
       createStreamTranslator: () => ({ push: () => undefined }),
       readError: openAiStyleFailure,
     });

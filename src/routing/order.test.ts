@@ -1,15 +1,14 @@
 /** The order an alias's targets are tried in, per strategy, with an injected `random`. */
 import { describe, expect, it, vi } from 'vitest';
-import type { RouteTarget } from '../plugin-api.ts';
 import { orderTargets } from './order.ts';
 import { mulberry32 } from '../protocol/random.ts';
 
 /** Only the fields orderTargets reads: the model (as a name), weight and live state. */
-function target(model: string, opts: { weight?: number; latencyMs?: number; inFlight?: number } = {}): RouteTarget {
-  return { provider: 'p', model, weight: opts.weight ?? 1, state: { latencyMs: opts.latencyMs, inFlight: opts.inFlight ?? 0 } } as unknown as RouteTarget;
+function target(model: string, opts: { weight?: number; latencyMs?: number; inFlight?: number } = {}) {
+  return { model, weight: opts.weight ?? 1, state: { latencyMs: opts.latencyMs, inFlight: opts.inFlight ?? 0 } };
 }
 
-const models = (targets: readonly RouteTarget[]) => targets.map((t) => t.model);
+const models = (targets: ReadonlyArray<{ model: string }>) => targets.map((t) => t.model);
 
 /** A `random` that returns the given values in turn (and fails the test if asked for more). */
 function sequence(...values: number[]): () => number {

@@ -10,7 +10,10 @@ import type { RouteTarget, Strategy } from '../plugin-api.ts';
 
 export type { Strategy };
 
-export function orderTargets(strategy: Strategy, targets: readonly RouteTarget[], random: () => number): RouteTarget[] {
+/** What ordering reads of a target. */
+export type Orderable = Pick<RouteTarget, 'weight'> & { readonly state: Pick<RouteTarget['state'], 'latencyMs' | 'inFlight'> };
+
+export function orderTargets<T extends Orderable>(strategy: Strategy, targets: readonly T[], random: () => number): T[] {
   switch (strategy) {
     case 'fallback':
       return [...targets];
@@ -23,9 +26,9 @@ export function orderTargets(strategy: Strategy, targets: readonly RouteTarget[]
   }
 }
 
-function weightedOrder(targets: readonly RouteTarget[], random: () => number): RouteTarget[] {
+function weightedOrder<T extends Orderable>(targets: readonly T[], random: () => number): T[] {
   const pool = [...targets];
-  const out: RouteTarget[] = [];
+  const out: T[] = [];
   while (pool.length) {
     const total = pool.reduce((sum, t) => sum + t.weight, 0);
     let pick = random() * total;
@@ -36,7 +39,7 @@ function weightedOrder(targets: readonly RouteTarget[], random: () => number): R
   return out;
 }
 
-function stableSort(targets: readonly RouteTarget[], key: (t: RouteTarget) => number): RouteTarget[] {
+function stableSort<T extends Orderable>(targets: readonly T[], key: (t: T) => number): T[] {
   return targets
     .map((t, i) => ({ t, i, k: key(t) }))
     .sort((a, b) => a.k - b.k || a.i - b.i)

@@ -80,7 +80,7 @@ describe('anthropicErrorOf', () => {
   });
 
   it('a code the table does not know yet falls back by status', () => {
-    const odd = Object.assign(new GatewayError('internal_error', 'x'), { code: 'brand_new', status: 503 }) as unknown as GatewayError;
+    const odd: GatewayError = Object.assign(new GatewayError('internal_error', 'x'), { code: 'brand_new', status: 503 });
     expect(anthropicErrorOf(odd)).toMatchObject({ status: 529, body: { error: { type: 'overloaded_error' } } });
   });
 });

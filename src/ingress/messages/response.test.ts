@@ -117,7 +117,7 @@ describe('chatToMessage: stop_reason', () => {
     ['stop', { stop_reason: 'OTHER' }, 'end_turn', null],
     ['stop', { stop_reason: 128001 }, 'end_turn', null],
   ])('finish_reason %s (%j) → %s', (finish, extra, stopReason, stopSequence) => {
-    const message = chatToMessage(completion({ content: 'x' }, { finish_reason: finish as never, ...extra }), { ...request, stop_sequences: ['END'] });
+    const message = chatToMessage(completion({ content: 'x' }, { finish_reason: finish as ChatCompletion['choices'][number]['finish_reason'], ...extra }), { ...request, stop_sequences: ['END'] });
     expect([message.stop_reason, message.stop_sequence]).toEqual([stopReason, stopSequence]);
   });
 

@@ -40,9 +40,9 @@ async function checkAll(chunks: ChatCompletionChunk[], body: Record<string, unkn
   // And the SDK, accumulating the events its own way, ends with it too.
   const sdk = await sdkReadsStream(events);
   expect(sdk.emitted.map((e) => e.type)).toEqual(events.map((e) => e.type));
-  const { output_text, ...rest } = sdk.final as unknown as Record<string, unknown>;
+  const { output_text, ...rest } = sdk.final;
   expect(rest).toMatchObject(JSON.parse(JSON.stringify(final)));
-  return { events, final, outputText: output_text as string };
+  return { events, final, outputText: output_text };
 }
 
 const types = (events: ResponsesEvent[]) => events.map((e) => e.type);
@@ -55,13 +55,13 @@ const deltas = (events: ResponsesEvent[], type: ResponsesEvent['type']) =>
 function chunk(delta: Record<string, unknown>, finish: ChatCompletionChunk['choices'][number]['finish_reason'] = null, extra: Partial<ChatCompletionChunk> = {}): ChatCompletionChunk {
   return { id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'upstream-1', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra };
 }
-const usageChunk = (usage: Record<string, unknown>): ChatCompletionChunk => ({
+const usageChunk = (usage: NonNullable<ChatCompletionChunk['usage']>): ChatCompletionChunk => ({
   id: 'chatcmpl-x',
   object: 'chat.completion.chunk',
   created: 1,
   model: 'upstream-1',
   choices: [],
-  usage: usage as never,
+  usage,
 });
 
 describe('recorded OpenAI chat streams', () => {

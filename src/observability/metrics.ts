@@ -72,9 +72,8 @@ export class GatewayMetrics implements GatewayObserver {
   readonly registry = new Registry();
   readonly contentType = Registry.PROMETHEUS_CONTENT_TYPE;
   readonly #source: MetricsSource;
-  /** GenAI label sets per (alias, target): built once, shared by every request routed there. */
-  readonly #genAiLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabelSets>>();
-  readonly #embeddingLabels = new WeakMap<ModelRoute, WeakMap<RouteTarget, GenAiLabelSets>>();
+  /** GenAI label sets per target and alias: built once, shared by every request routed there. */
+  readonly #genAiLabels = new WeakMap<RouteTarget, Map<ModelRoute, { chat?: GenAiLabelSets; embeddings?: GenAiLabelSets }>>();
 
   readonly #operationDuration: Histogram<(typeof GENAI_LABELS)[number] | 'error_type'>;
   readonly #tokenUsage: Histogram<(typeof GENAI_LABELS)[number] | 'gen_ai_token_type'>;
@@ -89,6 +88,7 @@ export class GatewayMetrics implements GatewayObserver {
   readonly #reloads: Counter<'result'>;
   readonly #lastReloadOk: Gauge;
   readonly #overhead: Histogram;
+  /** Label sets per key identity (one per key of a generation), made once and gone with it. */
   readonly #keyLabels = new WeakMap<KeyIdentity, KeyLabels>();
   /** Requests without a known key (refused at auth, or no auth stage). */
   readonly #anonymous: KeyLabels = { key: NONE, team: NONE, byModel: new Map(), requests: new Map() };
@@ -298,11 +298,14 @@ export class GatewayMetrics implements GatewayObserver {
   }
 
   #genAiLabelsOf(route: ModelRoute, target: RouteTarget, operation: Operation): GenAiLabelSets {
-    // An alias serves chat or embeddings, rarely both: labels are cached per route, target and operation.
-    const cache = operation === 'embeddings' ? this.#embeddingLabels : this.#genAiLabels;
-    let byTarget = cache.get(route);
-    if (!byTarget) cache.set(route, (byTarget = new WeakMap()));
-    let labels = byTarget.get(target);
+    // Cached per target, then per alias routed to it (a fallback alias uses another's targets) and
+    // operation; a generation's targets and routes go together, so do their labels.
+    let byRoute = this.#genAiLabels.get(target);
+    if (!byRoute) this.#genAiLabels.set(target, (byRoute = new Map()));
+    let sets = byRoute.get(route);
+    if (!sets) byRoute.set(route, (sets = {}));
+    const kind = operation === 'embeddings' ? 'embeddings' : 'chat';
+    let labels = sets[kind];
     if (!labels) {
       const base = Object.freeze({
         gen_ai_operation_name: operation === 'embeddings' ? OPERATION_EMBEDDINGS : OPERATION_CHAT,
@@ -311,7 +314,7 @@ export class GatewayMetrics implements GatewayObserver {
         gen_ai_response_model: target.model,
       });
       labels = { base, input: Object.freeze({ ...base, gen_ai_token_type: 'input' }), output: Object.freeze({ ...base, gen_ai_token_type: 'output' }) };
-      byTarget.set(target, labels);
+      sets[kind] = labels;
     }
     return labels;
   }

@@ -15,7 +15,7 @@ import type { ExchangeView } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import { BufferedCounter } from './counter-buffer.ts';
 import { BUCKETS, OPERATION_CHAT, OPERATION_EMBEDDINGS } from './semconv.ts';
-import { codeLabel, keyLabel, modelLabel, NONE, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
+import { OTHER, codeLabel, keyLabel, modelLabel, NONE, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
 import { registerStateGauges } from './state-gauges.ts';
 import { overheadMs } from './timing.ts';
 
@@ -88,6 +88,7 @@ export class GatewayMetrics implements GatewayObserver {
   readonly #reloads: Counter<'result'>;
   readonly #lastReloadOk: Gauge;
   readonly #overhead: Histogram;
+  readonly #unknownRoutes: Counter<'method' | 'status'>;
   /** Label sets per key identity (one per key of a generation), made once and gone with it. */
   readonly #keyLabels = new WeakMap<KeyIdentity, KeyLabels>();
   /** Requests without a known key (refused at auth, or no auth stage). */
@@ -146,6 +147,12 @@ export class GatewayMetrics implements GatewayObserver {
       name: 'switchyard_refusals_total',
       help: 'Requests the gateway itself refused, by key, team, reason (rpm, tpm, concurrency, budget, unpriced, invalid_key, model_not_allowed, state_unavailable, limit) and scope whose rule refused (key, team, target).',
       labelNames: ['key', 'team', 'reason', 'scope'],
+      registers,
+    });
+    this.#unknownRoutes = new Counter({
+      name: 'switchyard_unknown_routes_total',
+      help: 'Requests for a path the gateway does not serve (status 404) or with a method it does not take there (405), by method; the path is in the log line.',
+      labelNames: ['method', 'status'],
       registers,
     });
     this.#reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reload attempts by result (ok, rejected).', labelNames: ['result'], registers });
@@ -223,6 +230,11 @@ export class GatewayMetrics implements GatewayObserver {
 
   requestStarted(): void {
     this.#inFlight.inc();
+  }
+
+  unknownRoute(method: string, status: number): void {
+    // Methods are HTTP's few (anything else is one value); the path, a client's to choose, is only logged.
+    this.#unknownRoutes.inc({ method: HTTP_METHODS.has(method) ? method : OTHER, status: status === 405 ? '405' : '404' });
   }
 
   requestEnded(ctx: ExchangeView): void {
@@ -339,3 +351,5 @@ function targetState(target: RouteTarget, now: number): number {
   // TargetState's breaker stays open after the cooldown until a probe succeeds (half-open).
   return (state as { readonly open?: boolean }).open ? TARGET_STATE.probing : TARGET_STATE.healthy;
 }
+
+const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);

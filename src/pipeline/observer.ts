@@ -13,6 +13,8 @@ export interface GatewayObserver {
   attemptEnded?(ctx: ExchangeView, attempt: AttemptView, record: AttemptRecord): void;
   /** After the response is complete and the stages' onResponse hooks ran. */
   requestEnded?(ctx: ExchangeView): void;
+  /** A request for a path the gateway does not serve (404) or with the wrong method (405). */
+  unknownRoute?(method: string, status: number): void;
 }
 
 /** Several observers as one; a failing observer never fails a request. */
@@ -36,5 +38,6 @@ export function combineObservers(observers: readonly GatewayObserver[], onError:
     attemptStarted: guard((o, ctx: ExchangeView, a: AttemptView) => o.attemptStarted?.(ctx, a)),
     attemptEnded: guard((o, ctx: ExchangeView, a: AttemptView, r: AttemptRecord) => o.attemptEnded?.(ctx, a, r)),
     requestEnded: guard((o, ctx: ExchangeView) => o.requestEnded?.(ctx)),
+    unknownRoute: guard((o, method: string, status: number) => o.unknownRoute?.(method, status)),
   };
 }

@@ -2,7 +2,7 @@
  * The fastify application: the route modules, plus OpenAI-shaped answers for everything that
  * happens outside them (unknown URLs, wrong methods, body parsing failures).
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { handleClientError } from './client-errors.ts';
 import { GatewayError, toGatewayError } from '../errors.ts';
 import type { Protocol } from '../ingress/protocol.ts';
@@ -77,6 +77,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     ).redacted(getRuntime().redact);
     if (allowed) reply.header('allow', allowed);
     reply.code(error.status).header('x-request-id', request.id).send(error.toJSON());
+    logUnknownRoute(options, request, error.status);
   });
 
   app.setErrorHandler(function onError(err: Error & { code?: string; statusCode?: number }, request, reply) {
@@ -92,6 +93,24 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   return app;
+}
+
+/**
+ * Which client called what the gateway does not serve (a new endpoint a client release uses, say):
+ * a log line with the method, path (secrets scrubbed, no query) and key name when the caller has
+ * a valid one, and a counter by method.
+ */
+function logUnknownRoute({ getRuntime, log, observer }: AppOptions, request: FastifyRequest, status: number): void {
+  const runtime = getRuntime();
+  let key: string | undefined;
+  try {
+    key = runtime.identify?.(request.headers).name;
+  } catch {
+    // No key or an unknown one: logged without a name.
+  }
+  const path = runtime.redact(request.url.split('?')[0]).slice(0, 200);
+  log.info({ reqId: request.id, method: request.method, path, status, key }, 'unknown route');
+  observer.unknownRoute?.(request.method, status);
 }
 
 function fromFastifyError(err: Error & { code?: string; statusCode?: number }): GatewayError {

@@ -16,12 +16,15 @@ import { writeAnswer, writeError } from './writer.ts';
 
 export function servePipeline(deps: ServerDeps, protocol: Protocol) {
   const { getRuntime, log } = deps;
+  // What ends a request and maps its errors, made once per config generation, not per request.
+  let current: { runtime: Runtime; end: ExchangeEnd; toClientError: (err: unknown) => GatewayError } | undefined;
+  const forRuntime = (runtime: Runtime) => (current?.runtime === runtime ? current : (current = { runtime, end: endOf(deps, runtime, true), toClientError: clientErrors(runtime) }));
   return async function pipeline(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.hijack();
     const runtime = getRuntime();
     runtime.lifecycle.inFlight++;
     const x = startExchange(deps, runtime, protocol, request, reply);
-    const toClientError = clientErrors(runtime);
+    const { end, toClientError } = forRuntime(runtime);
     try {
       const deep = tooDeep(request.body);
       if (deep) throw new GatewayError('invalid_request', `Invalid '${deep}': JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted.`, { param: deep });
@@ -39,7 +42,7 @@ export function servePipeline(deps: ServerDeps, protocol: Protocol) {
         writeError(x, error);
       }
     } finally {
-      void x.end(endOf(deps, runtime, true));
+      void x.end(end);
     }
   };
 }

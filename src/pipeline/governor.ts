@@ -24,6 +24,7 @@ import {
 } from '../governance/index.ts';
 import type { ModelRoute, RouteTarget } from '../plugin-api.ts';
 import type { Exchange, Limits, TargetSkip } from './exchange.ts';
+import { deltaLength } from '../protocol/delivered.ts';
 
 interface KeyScopes {
   scopes: Scope[];
@@ -104,8 +105,11 @@ export class Governor implements Limits {
     x.hold = undefined;
     let usage = x.usage ? tokenUsageOf(x.usage) : undefined;
     const reached = x.triedCount > 0;
-    if (!usage && reached && x.delivered) {
-      usage = { input: (hold.estimate ?? tokenEstimate(x.body)).prompt, cachedInput: 0, cacheWrite: 0, output: Math.ceil(x.delivered.chars / CHARS_PER_TOKEN) };
+    // An answer without a usage report (an abandoned stream; older vLLM, Ollama or LM Studio builds
+    // and some proxies send none) is charged its prompt estimate and what it delivered: never free.
+    const delivered = reached && !usage ? deliveredChars(x) : undefined;
+    if (delivered !== undefined) {
+      usage = { input: (hold.estimate ?? tokenEstimate(x.body)).prompt, cachedInput: 0, cacheWrite: 0, output: Math.ceil(delivered / CHARS_PER_TOKEN) };
       x.costUsd = costOf(x.attempt?.target.price, usage);
     }
     if (!usage) {
@@ -115,6 +119,16 @@ export class Governor implements Limits {
     const model = x.route?.name ?? String(x.body?.model ?? '');
     await this.#backend.settle(hold.lease, { usage, costUsd: x.costUsd ?? null, labels: { key: x.key?.name ?? '-', team: x.key?.team, model } });
   }
+}
+
+/** Characters a request without a usage report delivered: a stream's, counted as written, or a completion's; undefined when nothing was answered. */
+function deliveredChars(x: Exchange): number | undefined {
+  if (x.delivered) return x.delivered.chars;
+  const response = x.attempt?.response;
+  if (response?.kind !== 'completion') return undefined;
+  let chars = 0;
+  for (const choice of response.body.choices) chars += deltaLength(choice.message);
+  return chars;
 }
 
 function errorOf(refusal: Refusal, rateHeaders: Record<string, string>): GatewayError {

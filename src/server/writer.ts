@@ -9,6 +9,7 @@ import type { ChatCompletionChunk } from '../openai-types.ts';
 import { addTimingHeaders } from '../observability/timing.ts';
 import type { Exchange, SseEvents } from '../pipeline/exchange.ts';
 import type { GatewayResponse } from '../plugin-api.ts';
+import { deltaLength } from '../protocol/delivered.ts';
 import { SSE_HEADERS } from '../protocol/sse.ts';
 import { SseWriter } from './sse-writer.ts';
 
@@ -112,13 +113,4 @@ async function writeStream(x: Exchange, chunks: AsyncIterable<ChatCompletionChun
   }
   if (x.signal.aborted) x.status = 499;
   else out.end();
-}
-
-/** Characters of content, reasoning and tool arguments in one delta (to charge an abandoned stream). */
-export function deltaLength(delta: ChatCompletionChunk['choices'][number]['delta'] | undefined): number {
-  if (!delta) return 0;
-  let n = typeof delta.content === 'string' ? delta.content.length : 0;
-  if (typeof delta.reasoning_content === 'string') n += delta.reasoning_content.length;
-  if (delta.tool_calls) for (const call of delta.tool_calls) n += call.function?.arguments?.length ?? 0;
-  return n;
 }

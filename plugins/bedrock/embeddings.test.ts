@@ -19,6 +19,7 @@ const callOf = (model: string, embedding: Partial<EmbeddingRequest>, extra: Part
     log: { info: vi.fn() },
     embedding: { model: 'alias', input: 'hi', ...embedding },
     ...extra,
+    // Cast on purpose: only the fields the embeddings path reads.
   }) as unknown as EmbeddingCall;
 
 function refusal(fn: () => unknown): GatewayError {

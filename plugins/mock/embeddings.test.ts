@@ -64,8 +64,10 @@ describe('vectors', () => {
 describe('provider', () => {
   it('declares embeddings and serves them through embed() with embeddingDimensions', async () => {
     expect(mock.capabilities?.embeddings).toBe(true);
+    // Cast on purpose: the mock never logs.
     const instance = await mock.create({ embeddingDimensions: 16 }, { name: 'mock', configDir: '.', log: undefined as never });
     if (isProviderUnavailable(instance)) throw new Error(instance.unavailable);
+    // Cast on purpose: only the fields the embeddings path reads.
     const call = { provider: 'mock', model: 'mock-embed', signal: new AbortController().signal, embedding: { model: 'alias', input: 'hi' } } as unknown as EmbeddingCall;
     const r = await instance.embed!(call);
     expect(r).toMatchObject({ object: 'list', model: 'mock-embed', usage: { prompt_tokens: 1, total_tokens: 1 } });

@@ -6,6 +6,7 @@ import { sha256Hex } from '../runtime/keys.ts';
 import { authenticateAdmin, buildAdminKeyIndex } from './auth.ts';
 
 const config = (keys: GatewayConfig['admin']['keys'], clientKey = 'sk-client-0123456789') =>
+  // Cast on purpose: only the fields the admin index reads.
   ({ admin: { keys }, keys: [{ name: 'client', key: clientKey, models: ['*'] }] }) as unknown as GatewayConfig;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 

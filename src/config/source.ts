@@ -30,6 +30,7 @@ export class ConfigSource {
         ? { offset: e.pos[0], message: `"${keyPath[keyPath.length - 1]}" appears twice in this mapping (YAML keys must be unique): remove one, or rename it` }
         : describeYamlError(e, text);
       const [line, col] = this.#pos(offset);
+      // Cast on purpose: a warning is not of doc.errors' type; includes() only compares identity.
       this.issues.push({ severity: this.doc.errors.includes(e as never) ? 'error' : 'warning', file, line, col, path: keyPath ? formatPath(keyPath) : '', message });
     }
     if (this.doc.errors.length === 0) this.#checkAliases();

@@ -46,6 +46,7 @@ function worker(id: number, requests: number, latency: number[], state: TargetVi
   };
 }
 
+// Cast on purpose: only the fields the view reads.
 const runtime = { models: new Map([['chat', { name: 'chat', strategy: 'priority', targets: [{ provider: 'a', model: 'm' }] }]]) } as unknown as Runtime;
 
 describe('ClusterConsole', () => {

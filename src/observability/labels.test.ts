@@ -16,7 +16,9 @@ describe('metric labels', () => {
     expect(modelLabel(ctx({ route: { name: 'routed' } as ModelRoute }), models)).toBe('routed');
     expect(modelLabel(ctx({ body: { model: 'chat', messages: [] } }), models)).toBe('chat');
     expect(modelLabel(ctx({ body: { model: 'gpt-made-up', messages: [] } }), models)).toBe(OTHER);
+    // Cast on purpose: a model the types exclude, as a client may send.
     expect(modelLabel(ctx({ body: { model: 42 as never, messages: [] } }), models)).toBe(OTHER);
+    // Cast on purpose: no body at all, which the types exclude.
     expect(modelLabel(ctx({ body: undefined as never }), undefined)).toBe(OTHER);
   });
 
@@ -45,6 +47,7 @@ describe('metric labels', () => {
     expect(refusalLabels(ctx({ refusal: { scope: 'team:t', kind: 'requests' } }))).toEqual({ reason: 'rpm', scope: 'team' });
     expect(refusalLabels(ctx({ refusal: { scope: 'team:t', kind: 'budget' } }))).toEqual({ reason: 'budget', scope: 'team' });
     expect(refusalLabels(ctx({ refusal: { scope: 'target:p/m', kind: 'concurrency' } }))).toEqual({ reason: 'concurrency', scope: 'target' });
+    // Cast on purpose: a limit kind governance may add later.
     expect(refusalLabels(ctx({ refusal: { scope: 'key:a', kind: 'surprise' as never } }))).toEqual({ reason: 'limit', scope: 'key' });
     expect(refusalLabels(ctx({ error: new GatewayError('invalid_api_key', 'who?') }))).toEqual({ reason: 'invalid_key', scope: 'key' });
     expect(refusalLabels(ctx({ error: new GatewayError('model_not_allowed', 'no') }))).toEqual({ reason: 'model_not_allowed', scope: 'key' });

@@ -19,6 +19,7 @@ describe('jsonSchemaFormat', () => {
 
   it('a json_schema without a schema object is the client’s mistake: 400 invalid_request naming the field', () => {
     for (const bad of [undefined, 'not an object']) {
+      // Cast on purpose: schemas the types exclude, as a client may send.
       const call = callOf({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: bad as never } } });
       const err = (() => {
         try {

@@ -4,7 +4,7 @@
  * work shares the machine.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** Clock ticks per second, the unit of utime and stime (sysconf(_SC_CLK_TCK), 100 almost everywhere). */
 export const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -70,12 +70,39 @@ export function listenOverflows(): number {
   return Number(values[names.indexOf('ListenOverflows')] ?? 0);
 }
 
-/** One line about the machine for the report: CPU model, cores, kernel. */
+/**
+ * One line about the machine for the report: CPU model, clock, caches, cores, memory, kernel. The
+ * same code costs several times more on one CPU kind than another (issue 24): a figure without its
+ * machine means nothing.
+ */
 export function machine(): string {
   const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
   const model = /model name\s*:\s*(.+)/.exec(cpuinfo)?.[1]?.trim() ?? 'unknown CPU';
+  const mhz = Number(/cpu MHz\s*:\s*([\d.]+)/.exec(cpuinfo)?.[1]);
+  const clock = Number.isFinite(mhz) ? ` at ${(mhz / 1000).toFixed(2)} GHz` : '';
   const cores = (cpuinfo.match(/^processor\s*:/gm) ?? []).length;
   const kernel = readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim();
   const memGb = Number(/MemTotal:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0) / 1024 / 1024;
-  return `${model}, ${cores} cores, ${memGb.toFixed(0)} GB, Linux ${kernel}`;
+  return `${model}${clock}, ${caches(cpuinfo)}${cores} cores, ${memGb.toFixed(0)} GB, Linux ${kernel}`;
+}
+
+/** The caches of CPU 0 from sysfs (L1d 32K, L2 512K, L3 16384K), else /proc/cpuinfo's one "cache size"; '' if neither says. */
+function caches(cpuinfo: string): string {
+  const dir = '/sys/devices/system/cpu/cpu0/cache';
+  const levels: string[] = [];
+  try {
+    for (const index of readdirSync(dir)
+      .filter((n) => n.startsWith('index'))
+      .sort()) {
+      const read = (f: string) => readFileSync(`${dir}/${index}/${f}`, 'utf8').trim();
+      const type = read('type');
+      if (type === 'Instruction') continue;
+      levels.push(`L${read('level')}${type === 'Data' ? 'd' : ''} ${read('size')}`);
+    }
+  } catch {
+    // No sysfs cache description (some VMs): fall back to cpuinfo.
+  }
+  if (levels.length) return `caches ${levels.join(', ')}, `;
+  const size = /cache size\s*:\s*(.+)/.exec(cpuinfo)?.[1]?.trim();
+  return size ? `cache ${size}, ` : '';
 }

@@ -170,7 +170,7 @@ describe('POST /v1/responses to a Responses target: native pass-through', () => 
     expect(line.costUsd).toBeCloseTo(costOf({ input: 134, cached: 0, output: 28 }), 12);
   });
 
-  it('on the wire: one SSE event per upstream event, named by its type', async () => {
+  it('on the wire: the upstream events byte for byte, each named by its type', async () => {
     answer = 'responses-stream-phase';
     const res = await fetch(`${t.url}/v1/responses`, {
       method: 'POST',
@@ -182,6 +182,8 @@ describe('POST /v1/responses to a Responses target: native pass-through', () => 
     const expected = await recordedEvents(answer);
     expect([...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1])).toEqual(expected.map((e) => e.type));
     expect([...text.matchAll(/^data: (.+)$/gm)].map((m) => JSON.parse(m[1]))).toEqual(expected);
+    // The recording frames each event as `event: <type>` and its data as received: nothing re-serialised.
+    expect(text).toBe(recorded(answer).body.toString('utf8'));
   });
 
   it('a hosted tool answer (web_search_call items) comes back as sent; cached input is priced at its rate in /admin/v1/usage', async () => {

@@ -3,8 +3,8 @@
  * azure-openai): the upstream's own events, in order, as the attempt's translation (which still
  * runs, for usage and cost) consumed them; the chunks only pace the writing. Ids (`resp_…`,
  * `msg_…`), `sequence_number`s, hosted tool calls and encrypted reasoning are the upstream's,
- * unchanged. Each event's JSON is written again as parsed (same values and key order; whitespace
- * and escapes may differ from the upstream's bytes).
+ * unchanged: each event's data goes out as the text it arrived as (the decoder keeps it), named by
+ * its `event:` line or its type.
  *
  * The opening events (response.created / in_progress / queued) say nothing about the answer: the
  * writer holds them until the first output, so an upstream that fails right after them can still
@@ -75,12 +75,17 @@ export class ResponsesNativeEvents implements SseEvents {
       }
       if (!OPENING.has(name)) this.started = true;
       if (FAILURE.has(name)) reported.add(name);
-      text += sse(name, data);
+      text += typeof event.raw === 'string' ? frame(name, event.raw) : sse(name, data);
     }
     return { text, reported };
   }
 }
 
 function sse(name: string, data: unknown): string {
-  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+  return frame(name, JSON.stringify(data));
+}
+
+/** One SSE event; data of several lines (SSE joins them with \n) goes out as several `data:` lines again. */
+function frame(name: string, data: string): string {
+  return `event: ${name}\ndata: ${data.includes('\n') ? data.replaceAll('\n', '\ndata: ') : data}\n\n`;
 }

@@ -12,6 +12,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_KEY, loadFixture, logLineFor, replay, sseEventsOf, startFakeUpstream, startTestGateway, type FakeUpstream, type TestGateway } from 'switchyard-gateway/kit/testing';
 import { fixturesOf, ROOT } from '../helpers/repo.ts';
+import { parseExposition, sampleValue, scrape } from '../observability/helpers.ts';
 
 const OPS_KEY = 'sk-admin-ops-0123456789';
 const PROBE_KEY = 'sk-usage-probe-0123456789';
@@ -207,6 +208,18 @@ describe('POST /v1/responses to a Responses target: native pass-through', () => 
       output_tokens: usage.output,
       amount: { value: expect.closeTo(costOf(usage), 12), currency: 'usd' },
     });
+    // The metrics count it as they count a translated request.
+    const probe = { key: 'usage-probe', model: 'codex' };
+    // Instruments hear of a request after its spend is settled: wait for them too.
+    let metrics = parseExposition((await scrape(`${t.url}/metrics`)).text);
+    for (let i = 0; i < 40 && sampleValue(metrics, 'switchyard_requests_total', probe) === 0; i++) {
+      await new Promise((done) => setTimeout(done, 50));
+      metrics = parseExposition((await scrape(`${t.url}/metrics`)).text);
+    }
+    expect(sampleValue(metrics, 'switchyard_tokens_total', { ...probe, type: 'input' })).toBe(usage.input);
+    expect(sampleValue(metrics, 'switchyard_tokens_total', { ...probe, type: 'output' })).toBe(usage.output);
+    expect(sampleValue(metrics, 'switchyard_cost_usd_total', probe)).toBeCloseTo(costOf(usage), 9);
+    expect(sampleValue(metrics, 'switchyard_requests_total', { ...probe, provider: 'oai', status: '200' })).toBe(1);
   });
 
   it("an upstream's refusal arrives in OpenAI's envelope, as the SDK's own class", async () => {

@@ -12,10 +12,15 @@
  * - `content_filter_results` on choices and `finish_reason: "content_filter"` pass through;
  * - errors: `code` "429" as a string with the wait only in the message, and content-filter 400s
  *   whose `innererror` says which categories were filtered (kept in the message).
+ *
+ * `/v1/responses` requests are passed through natively (`nativeResponses`, default on): Azure's
+ * Responses API takes the deployment in the body's `model` in both URL forms, at
+ * `/openai/v1/responses` (v1) or `/openai/responses?api-version=...` (deployments, with
+ * `responsesApiVersion`, a preview version: the GA chat versions have no Responses API).
  */
 import { defineHttpProvider, type ChatCompletionChunk, type StreamTranslator, type UpstreamFailure } from 'switchyard-gateway';
-import { openAiStyleFailure } from 'switchyard-gateway/kit';
-import { buildChatBody, createStreamTranslator as openAiStream, toCompletion } from '../openai/index.ts';
+import { createResponsesStreamTranslator, openAiStyleFailure, responsesToCompletion } from 'switchyard-gateway/kit';
+import { buildChatBody, buildResponsesBody, createStreamTranslator as openAiStream, RESPONSES, toCompletion } from '../openai/index.ts';
 import { azureEmbeddingsPath } from './embeddings.ts';
 import { buildEmbeddingsBody, toEmbeddings } from '../openai/embeddings.ts';
 
@@ -27,9 +32,20 @@ export interface AzureOptions {
   apiVersion?: string;
   mode?: 'deployments' | 'v1';
   headers?: Record<string, string>;
+  /** Pass `/v1/responses` through to Azure's Responses API (default true). */
+  nativeResponses?: boolean;
+  /** The `api-version` of the Responses URL in `deployments` mode (default a preview that has it). */
+  responsesApiVersion?: string;
 }
 
 export const DEFAULT_API_VERSION = '2024-10-21';
+export const DEFAULT_RESPONSES_API_VERSION = '2025-04-01-preview';
+
+/** The Responses path: Azure names the deployment in the body's `model` in both URL forms. */
+export function azureResponsesPath(options: Pick<AzureOptions, 'mode' | 'responsesApiVersion'>): string {
+  if (options.mode === 'v1') return '/openai/v1/responses';
+  return `/openai/responses?api-version=${encodeURIComponent(options.responsesApiVersion ?? DEFAULT_RESPONSES_API_VERSION)}`;
+}
 
 /** The path for one attempt. */
 export function azurePath(options: Pick<AzureOptions, 'mode' | 'apiVersion'>, model: string): string {
@@ -111,14 +127,18 @@ export default defineHttpProvider<AzureOptions>({
       apiVersion: { type: 'string', default: DEFAULT_API_VERSION },
       mode: { enum: ['deployments', 'v1'], default: 'deployments' },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
+      nativeResponses: { type: 'boolean', default: true },
+      responsesApiVersion: { type: 'string', default: DEFAULT_RESPONSES_API_VERSION },
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, nativeProtocols: [RESPONSES] },
+  nativeProtocols: (options) => (options.nativeResponses === false ? [] : [RESPONSES]),
   endpoint: (options) => ({ baseUrl: options.endpoint.replace(/\/+$/, ''), headers: { ...options.headers, 'api-key': options.apiKey } }),
-  buildRequest: (call, options) => ({ path: azurePath(options, call.model), body: buildChatBody(call) }),
-  toCompletion,
-  createStreamTranslator: (call) => createAzureStreamTranslator(call.provider),
+  buildRequest: (call, options) =>
+    call.native?.protocol === RESPONSES ? { path: azureResponsesPath(options), body: buildResponsesBody(call) } : { path: azurePath(options, call.model), body: buildChatBody(call) },
+  toCompletion: (body, call) => (call.native?.protocol === RESPONSES ? responsesToCompletion(body, call) : toCompletion(body)),
+  createStreamTranslator: (call) => (call.native?.protocol === RESPONSES ? createResponsesStreamTranslator(call) : createAzureStreamTranslator(call.provider)),
   readError: readAzureError,
   embeddings: {
     buildRequests: (call, options) => [{ path: azureEmbeddingsPath({ mode: options.mode, apiVersion: options.apiVersion ?? DEFAULT_API_VERSION }, call.model), body: buildEmbeddingsBody(call) }],

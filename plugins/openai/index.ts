@@ -2,9 +2,14 @@
  * Any OpenAI-compatible Chat Completions server: OpenAI itself, vLLM, Ollama, Groq, Mistral,
  * Together, OpenRouter, LM Studio... The wire format is already ours, so translation is the
  * identity; the work is auth headers, asking for stream usage, and reading error envelopes.
+ *
+ * `/v1/responses` requests are passed through natively to a server that serves the Responses API
+ * (`nativeResponses`; on by default for OpenAI's own API only, since many compatible servers do
+ * not serve /responses): the client's body goes to `POST /responses` with the target's model, and
+ * the answer comes back untranslated, read by the kit's Responses translation for usage and cost.
  */
 import { defineHttpProvider, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest, type ProviderCall, type StreamTranslator } from 'switchyard-gateway';
-import { openAiStyleFailure, UpstreamError, type SseJsonEvent } from 'switchyard-gateway/kit';
+import { createResponsesStreamTranslator, openAiStyleFailure, responsesToCompletion, UpstreamError, type SseJsonEvent } from 'switchyard-gateway/kit';
 import { buildEmbeddingsBody, toEmbeddings } from './embeddings.ts';
 
 export interface OpenAiOptions {
@@ -14,7 +19,16 @@ export interface OpenAiOptions {
   apiKey?: string;
   /** Extra headers for every request (OpenAI-Organization, OpenRouter's HTTP-Referer, ...). */
   headers?: Record<string, string>;
+  /**
+   * The server serves `POST /responses` (OpenAI's Responses API): `/v1/responses` requests are
+   * passed through untranslated. Default: true for OpenAI's own API (api.openai.com), false for
+   * other servers (they are translated to chat, which every compatible server serves).
+   */
+  nativeResponses?: boolean;
 }
+
+/** The native protocol of a Responses client (src/ingress/responses/protocol.ts). */
+export const RESPONSES = 'openai-responses';
 
 export const optionsSchema = {
   type: 'object',
@@ -24,8 +38,19 @@ export const optionsSchema = {
     baseUrl: { type: 'string', pattern: '^https?://', description: 'Base URL ending in /v1' },
     apiKey: { type: 'string', minLength: 1 },
     headers: { type: 'object', additionalProperties: { type: 'string' } },
+    nativeResponses: { type: 'boolean', description: 'Pass /v1/responses through to POST /responses (default: true for api.openai.com only)' },
   },
 } as const;
+
+/** Whether this configuration passes Responses requests through (see `nativeResponses`). */
+export function servesResponses(options: Pick<OpenAiOptions, 'baseUrl' | 'nativeResponses'>): boolean {
+  return options.nativeResponses ?? new URL(options.baseUrl).hostname === 'api.openai.com';
+}
+
+/** The client's Responses body as it came (the stored-Responses work may have expanded it), with the target's model. */
+export function buildResponsesBody(call: ProviderCall): Record<string, unknown> {
+  return { ...call.native!.body, model: call.model };
+}
 
 /** The upstream body for one attempt: the client's request with the target's model. */
 export function buildChatBody(call: ProviderCall): ChatCompletionRequest {
@@ -70,18 +95,20 @@ export default defineHttpProvider<OpenAiOptions>({
   description: 'OpenAI and every OpenAI-compatible Chat Completions server',
   optionsSchema,
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, nativeProtocols: [RESPONSES] },
+  nativeProtocols: (options) => (servesResponses(options) ? [RESPONSES] : []),
   endpoint(options) {
     const headers: Record<string, string> = { ...options.headers };
     if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
     return { baseUrl: options.baseUrl, headers };
   },
   buildRequest(call) {
+    if (call.native?.protocol === RESPONSES) return { path: '/responses', body: buildResponsesBody(call) };
     return { path: '/chat/completions', body: buildChatBody(call) };
   },
-  toCompletion,
+  toCompletion: (body, call) => (call.native?.protocol === RESPONSES ? responsesToCompletion(body, call) : toCompletion(body)),
   createStreamTranslator(call) {
-    return createStreamTranslator(call.provider);
+    return call.native?.protocol === RESPONSES ? createResponsesStreamTranslator(call) : createStreamTranslator(call.provider);
   },
   readError: openAiStyleFailure,
   embeddings: {

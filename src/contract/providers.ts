@@ -43,7 +43,7 @@ export interface NativeRequest {
   /** The client's body; send it with `model` set to the call's model. */
   body: Readonly<Record<string, unknown>>;
   /** The client's protocol headers worth passing on (e.g. anthropic-version, anthropic-beta). */
-  headers: Readonly<Record<string, string>>;
+  headers?: Readonly<Record<string, string>>;
   /** Why the translated request cannot serve this one (parts only the native protocol has). */
   untranslatable?: readonly GatewayError[];
 }
@@ -94,6 +94,12 @@ export interface StreamTranslator {
 export interface ProviderInstance {
   /** Performs the attempt. Non-2xx answers and transport failures throw UpstreamError. */
   send(call: ProviderCall): Promise<NativeResponse>;
+  /**
+   * The client protocols this instance speaks natively, when its options decide it (a server
+   * that may not serve every protocol its plugin can): overrides `capabilities.nativeProtocols`
+   * for this instance's targets. Absent: the plugin's declaration holds.
+   */
+  readonly nativeProtocols?: readonly string[];
   /** Native JSON body → OpenAI chat completion (pure). */
   toCompletion(body: unknown, call: ProviderCall): ChatCompletion;
   /** A fresh translator for one streamed attempt. */

@@ -37,6 +37,13 @@ export { createAnthropicStreamTranslator } from '../translate/anthropic/stream.t
 export { readAnthropicError } from '../translate/anthropic/errors.ts';
 export type { AnthropicContentBlock, AnthropicDelta, AnthropicErrorBody, AnthropicResponse, AnthropicStreamEvent, AnthropicUsage } from '../translate/anthropic/native.ts';
 
+// OpenAI Responses (https://platform.openai.com/docs/api-reference/responses), read back to chat for
+// a provider that passes `/v1/responses` through natively (usage, cost, the model); errors are
+// OpenAI's envelope (`openAiStyleFailure` above).
+export { responsesToCompletion, usageOf as responsesUsageOf } from '../translate/openai-responses/response.ts';
+export { createResponsesStreamTranslator } from '../translate/openai-responses/stream.ts';
+export type { ResponsesBody, ResponsesOutputItem, ResponsesStreamEvent, ResponsesUsage } from '../translate/openai-responses/native.ts';
+
 // Bedrock Converse / ConverseStream (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html).
 export { buildConverseRequest, buildConverseBody, conversePath, CONVERSE_CAPABILITIES, type ConverseRequestSettings } from '../translate/bedrock/request.ts';
 export { converseToCompletion } from '../translate/bedrock/response.ts';

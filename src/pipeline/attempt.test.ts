@@ -375,6 +375,24 @@ describe('Attempt: native pass-through', () => {
     expect(attempt.takeNativeEvents()).toEqual([]);
   });
 
+  it('translates when a stage edited or replaced the request: the client body no longer says what the pipeline runs', async () => {
+    const speaks = { capabilities: { nativeProtocols: ['anthropic-messages'] } };
+    const edited = answering('hi');
+    const x = exchangeFor({ ingress: 'messages', session: sessionOf(chatBody(), { native: MESSAGES }) });
+    (x.ctx.body as { max_completion_tokens?: number }).max_completion_tokens = 64;
+    const a = new Attempt(x, targetOf(edited, speaks), TIMEOUTS);
+    await a.send();
+    expect(a.passthrough).toBe(false);
+    expect(edited.calls[0]?.native).toBeUndefined();
+    expect(edited.calls[0]?.request).toMatchObject({ max_completion_tokens: 64 });
+    const replaced = answering('hi');
+    const y = exchangeFor({ ingress: 'messages', session: sessionOf(chatBody(), { native: MESSAGES }) });
+    y.ctx.body = { ...y.ctx.body };
+    const b = new Attempt(y, targetOf(replaced, speaks), TIMEOUTS);
+    await b.send();
+    expect(b.passthrough).toBe(false);
+  });
+
   it('refuses a request with native-only parts for a target that would need a translation, without calling it', async () => {
     const refusal = new GatewayError('invalid_request', 'this content block type has no chat translation');
     const provider = answering('hi');

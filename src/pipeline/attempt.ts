@@ -99,14 +99,16 @@ export class Attempt implements ExchangeAttempt {
       const body = ctx.body;
       const counting = x.operation === 'count_tokens';
       const call: { -readonly [K in keyof ProviderCall]: ProviderCall[K] } = { ...this.#callBase(), request: body, stream: !counting && body.stream === true };
+      // The client's own body stands for the request only while no stage changed it.
       const native = x.session?.native;
-      if (counting && !(native && target.capabilities.nativeProtocols?.includes(native.protocol))) {
+      const speaks = native !== undefined && target.capabilities.nativeProtocols?.includes(native.protocol) === true && x.requestUnchanged();
+      if (counting && !speaks) {
         // A target that cannot count: the gateway's estimate answers, no upstream call (and what only the native protocol has is refused, as it would be served).
         if (native?.untranslatable?.length) throw native.untranslatable[0];
         this.native = { kind: 'json', body: { input_tokens: x.session?.estimate ?? 0 }, headers: {} };
         return;
       }
-      if (native && target.capabilities.nativeProtocols?.includes(native.protocol)) {
+      if (speaks) {
         // The provider speaks the client's protocol: the client's body goes as it is.
         call.native = native;
         this.#passthrough = true;

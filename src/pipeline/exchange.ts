@@ -212,6 +212,8 @@ export class Exchange implements ExchangeView {
   /** The trace this request belongs to, when tracing is on. */
   traceId: string | undefined;
   #ended = false;
+  /** The session's request as its protocol made it (JSON), kept when the client's own body may go upstream instead. */
+  #nativeBasis: string | undefined;
 
   constructor(init: ExchangeInit) {
     this.id = init.id;
@@ -250,6 +252,18 @@ export class Exchange implements ExchangeView {
   begin(session: ProtocolSession): void {
     this.session = session;
     this.ctx.body = session.body;
+    if (session.native) this.#nativeBasis = JSON.stringify(session.body);
+  }
+
+  /**
+   * Whether the request the pipeline runs is still the protocol's, as it made it: only then does
+   * the client's own body (the session's `native`) say the same, and may go upstream in its place.
+   * A stage that replaced or edited the body (a policy capping max_tokens, say) is honoured by the
+   * translation instead.
+   */
+  requestUnchanged(): boolean {
+    const session = this.session;
+    return session !== undefined && this.ctx.body === session.body && JSON.stringify(session.body) === this.#nativeBasis;
   }
 
   /** Attempts that reached a provider (targets skipped while cooling down or unavailable do not count). */

@@ -14,6 +14,8 @@ export type Headers = Record<string, string | string[] | undefined>;
 export interface SseJsonEvent {
   event?: string;
   data: unknown;
+  /** The data as it arrived (the string `data` was parsed from): a pass-through writes it again unchanged. */
+  raw?: string;
 }
 
 /** Largest error body read from an upstream; the rest is discarded. */
@@ -46,13 +48,13 @@ export async function* decodeSseJson(body: AsyncIterable<Uint8Array>, fault?: (e
         if (done) break;
         const message = messages[i];
         if (message.data === '[DONE]') done = true;
-        else yield { event: message.event, data: parseEventData(message.data) };
+        else yield { event: message.event, data: parseEventData(message.data), raw: message.data };
       }
     }
     if (done) return;
     for (const message of decoder.end()) {
       if (message.data === '[DONE]') return;
-      yield { event: message.event, data: parseEventData(message.data) };
+      yield { event: message.event, data: parseEventData(message.data), raw: message.data };
     }
   } catch (err) {
     throw fault ? fault(err) : err;

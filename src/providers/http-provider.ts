@@ -65,6 +65,11 @@ export interface HttpProviderSpec<Options, Prepared = Options> extends Omit<Prov
   prepare?(options: Options, env: ProviderEnv): Prepared | ProviderUnavailable | Promise<Prepared | ProviderUnavailable>;
   endpoint(options: Prepared, env: ProviderEnv): Endpoint;
   buildRequest(call: ProviderCall, options: Prepared): HttpRequestSpec;
+  /**
+   * The native protocols this configuration serves, when options decide (an OpenAI-compatible
+   * server may lack /v1/responses). Default: `capabilities.nativeProtocols`.
+   */
+  nativeProtocols?(options: Prepared): readonly string[];
   /** Adds signature headers once the body is final. */
   signRequest?(request: OutgoingRequest, options: Prepared): Promise<Record<string, string>>;
   toCompletion(body: unknown, call: ProviderCall, options: Prepared): ChatCompletion;
@@ -154,6 +159,7 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
   readonly #maxConnections: number;
   /** Present only when the spec has an `embeddings` part (the core may test for it). */
   readonly embed?: (call: EmbeddingCall) => Promise<EmbeddingResponse>;
+  readonly nativeProtocols?: readonly string[];
 
   constructor(spec: HttpProviderSpec<Options, Prepared>, options: Prepared, env: ProviderEnv) {
     this.#spec = spec;
@@ -167,6 +173,7 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
     this.#maxConnections = env.maxConnections ?? 1024;
     const embeddings = spec.embeddings;
     if (embeddings) this.embed = (call) => this.#embed(embeddings, call);
+    if (spec.nativeProtocols) this.nativeProtocols = Object.freeze([...spec.nativeProtocols(options)]);
   }
 
   /**

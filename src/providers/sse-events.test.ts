@@ -18,18 +18,21 @@ describe('sseJsonEvents over a Node stream', () => {
   it('gives the events decodeSseJson gives, split chunks and [DONE] included', async () => {
     const fast = await collect(sseJsonEvents(Readable.from(parts.map((p) => Buffer.from(p))), mapped));
     const reference = await collect(decodeSseJson(Readable.from(parts.map((p) => Buffer.from(p)))));
-    expect(fast).toEqual([{ data: { a: 1 } }, { event: 'x', data: { b: 2 } }]);
+    expect(fast).toEqual([
+      { data: { a: 1 }, raw: '{"a":1}' },
+      { event: 'x', data: { b: 2 }, raw: '{"b":2}' },
+    ]);
     expect(fast).toEqual(reference);
   });
 
   it('reads the body to its end after [DONE] without parsing what follows', async () => {
     const body = Readable.from([Buffer.from('data: {"a":1}\n\ndata: [DONE]\n\n'), Buffer.from('data: not json\n\n')]);
-    expect(await collect(sseJsonEvents(body, mapped))).toEqual([{ data: { a: 1 } }]);
+    expect(await collect(sseJsonEvents(body, mapped))).toEqual([{ data: { a: 1 }, raw: '{"a":1}' }]);
     expect(body.readableEnded).toBe(true);
   });
 
   it('a truncated stream ends without its unterminated tail', async () => {
-    expect(await collect(sseJsonEvents(Readable.from([Buffer.from('data: {"a":1}\n\ndata: {"b":')]), mapped))).toEqual([{ data: { a: 1 } }]);
+    expect(await collect(sseJsonEvents(Readable.from([Buffer.from('data: {"a":1}\n\ndata: {"b":')]), mapped))).toEqual([{ data: { a: 1 }, raw: '{"a":1}' }]);
   });
 
   it('data that is not JSON fails through the mapper, and the body is destroyed', async () => {
@@ -44,7 +47,7 @@ describe('sseJsonEvents over a Node stream', () => {
     const body = new PassThrough();
     const events = sseJsonEvents(body, mapped)[Symbol.asyncIterator]();
     body.write('data: {"a":1}\n\n');
-    expect(await events.next()).toEqual({ value: { data: { a: 1 } }, done: false });
+    expect(await events.next()).toEqual({ value: { data: { a: 1 }, raw: '{"a":1}' }, done: false });
     const waiting = events.next();
     body.destroy(new Error('ECONNRESET'));
     await expect(waiting).rejects.toThrow('mapped: ECONNRESET');
@@ -66,7 +69,7 @@ describe('sseJsonEvents over a Node stream', () => {
     body.write(text);
     await new Promise((r) => setImmediate(r));
     expect(body.isPaused()).toBe(true);
-    for (let i = 0; i < 100; i++) expect((await events.next()).value).toEqual({ data: { i } });
+    for (let i = 0; i < 100; i++) expect((await events.next()).value).toEqual({ data: { i }, raw: `{"i":${i}}` });
     expect(body.isPaused()).toBe(false);
     body.end('data: [DONE]\n\n');
     expect((await events.next()).done).toBe(true);

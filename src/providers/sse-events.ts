@@ -76,7 +76,7 @@ class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent> {
     for (let i = 0; i < messages.length && !this.#done; i++) {
       const message = messages[i];
       if (message.data === '[DONE]') this.#done = true;
-      else this.#queue.push({ event: message.event, data: parseEventData(message.data) });
+      else this.#queue.push({ event: message.event, data: parseEventData(message.data), raw: message.data });
     }
   }
 

@@ -15,7 +15,7 @@ export function modelResolver(models: ReadonlyMap<string, ModelRoute>): (name: s
  * previous generation where the target did not change.
  */
 import type { GatewayConfig, RetryConfig } from '../config/types.ts';
-import type { ModelRoute, ProviderInstance, RetryPolicy, RouteTarget } from '../plugin-api.ts';
+import type { ModelRoute, ProviderCapabilities, ProviderInstance, RetryPolicy, RouteTarget } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
 import { compileGlob } from '../config/glob.ts';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from '../routing/policy.ts';
@@ -55,7 +55,7 @@ export function buildRoutes(
         unavailable: handle.unavailable,
         dropUnsupportedParams: m.dropUnsupportedParams ?? config.providers[t.provider].dropUnsupportedParams ?? false,
         instance: handle.instance ?? unavailableInstance,
-        capabilities: handle.plugin.capabilities ?? {},
+        capabilities: capabilitiesOf(handle),
         weight: t.weight,
         price,
         retry: retryPolicy(aliasRetry, t.retry),
@@ -102,3 +102,10 @@ const unavailableInstance: ProviderInstance = {
     throw new GatewayError('provider_unavailable', 'provider is unavailable');
   },
 };
+
+/** The plugin's declaration, with the native protocols its instance says its options allow. */
+function capabilitiesOf(handle: ProviderHandle): ProviderCapabilities {
+  const declared = handle.plugin.capabilities ?? {};
+  const speaks = handle.instance?.nativeProtocols;
+  return speaks ? Object.freeze({ ...declared, nativeProtocols: speaks }) : declared;
+}

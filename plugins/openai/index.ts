@@ -4,7 +4,7 @@
  * identity; the work is auth headers, asking for stream usage, and reading error envelopes.
  */
 import { defineHttpProvider, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest, type ProviderCall, type StreamTranslator } from 'switchyard-gateway';
-import { openAiStyleFailure, UpstreamError, type SseJsonEvent } from 'switchyard-gateway/kit';
+import { openAiStyleFailure, UpstreamError, withoutChatExtensions, type SseJsonEvent } from 'switchyard-gateway/kit';
 import { buildEmbeddingsBody, toEmbeddings } from './embeddings.ts';
 
 export interface OpenAiOptions {
@@ -27,9 +27,13 @@ export const optionsSchema = {
   },
 } as const;
 
-/** The upstream body for one attempt: the client's request with the target's model. */
+/**
+ * The upstream body for one attempt: the client's request with the target's model, less the
+ * gateway's own fields (thinking signatures, cache markers: a translated Messages request's cache
+ * markers arrive as `prompt_cache_key` instead).
+ */
 export function buildChatBody(call: ProviderCall): ChatCompletionRequest {
-  const body: ChatCompletionRequest = { ...call.request, model: call.model };
+  const body: ChatCompletionRequest = { ...withoutChatExtensions(call.request), model: call.model };
   // Always ask for the usage chunk so the gateway can log tokens; the core strips it again
   // for clients that did not ask for it.
   if (call.stream) body.stream_options = { ...call.request.stream_options, include_usage: true };

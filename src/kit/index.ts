@@ -23,6 +23,9 @@ export { mulberry32 } from '../protocol/random.ts';
 // translator per attempt), native error body → UpstreamFailure; `*_CAPABILITIES` says what the
 // translation carries, for the provider's `capabilities`.
 
+// OpenAI-compatible chat upstreams: the gateway's own chat fields (thinking_blocks, cache_control) taken off.
+export { withoutChatExtensions } from '../translate/chat/extensions.ts';
+
 // Gemini generateContent / streamGenerateContent (https://ai.google.dev/api/generate-content).
 export { buildGeminiRequest, GEMINI_CAPABILITIES, type GeminiRequestSettings } from '../translate/gemini/request.ts';
 export { geminiToCompletion } from '../translate/gemini/response.ts';

@@ -12,6 +12,7 @@ import type { ChatCompletionChunk } from '../../openai-types.ts';
 import type { ErrorAnswer, ExchangeAttempt, SseEvents } from '../../pipeline/exchange.ts';
 import type { NativeRequest } from '../../plugin-api.ts';
 import { defineProtocol } from '../protocol.ts';
+import { promptCacheKeyOf } from './cache-control.ts';
 import { estimateInputTokens } from './count-tokens.ts';
 import { anthropicErrorOf } from './errors.ts';
 import { type Json, isObject } from './fields.ts';
@@ -45,6 +46,11 @@ export const messagesProtocol = defineProtocol<MessagesCall>({
   paths: ['/v1/messages', '/messages'],
   parse: (body) => readBody(body),
   begin({ body, chat, nativeOnly }, { id, headers }) {
+    // Cache markers → OpenAI's prompt_cache_key (other translations leave it out), unless the client set one.
+    if (chat.prompt_cache_key === undefined) {
+      const key = promptCacheKeyOf(chat, credentialOf(headers));
+      if (key) chat.prompt_cache_key = key;
+    }
     return {
       body: chat,
       // What only Anthropic serves (server tools, Files API sources...) is refused by any other target.
@@ -86,6 +92,14 @@ export const countTokensProtocol = defineProtocol<MessagesCall>({
   },
   error: anthropicError,
 });
+
+/** The caller's key as sent (x-api-key or a bearer token): only ever hashed (promptCacheKeyOf). */
+function credentialOf(headers: IncomingHttpHeaders): string | undefined {
+  const key = headers['x-api-key'];
+  if (typeof key === 'string' && key) return key;
+  const auth = headers.authorization;
+  return typeof auth === 'string' && auth ? auth.replace(/^Bearer\s+/i, '') : undefined;
+}
 
 /** The client's Anthropic protocol headers worth passing to an Anthropic upstream. */
 function anthropicHeaders(headers: IncomingHttpHeaders): NativeRequest['headers'] {

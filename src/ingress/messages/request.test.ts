@@ -93,12 +93,13 @@ describe('messagesToChat: system', () => {
     expect(chatOf({ system: 'Be brief.' }).messages[0]).toEqual({ role: 'system', content: 'Be brief.' });
   });
 
-  it('text blocks → their texts joined by a blank line; cache_control dropped', () => {
+  it('text blocks → their texts joined by a blank line; a cache marker marks the system message', () => {
     const system = [
       { type: 'text', text: 'You are a helper.' },
-      { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral', ttl: '1h' } },
     ];
-    expect(chatOf({ system }).messages[0]).toEqual({ role: 'system', content: 'You are a helper.\n\nBe brief.' });
+    expect(chatOf({ system }).messages[0]).toEqual({ role: 'system', content: 'You are a helper.\n\nBe brief.', cache_control: { type: 'ephemeral', ttl: '1h' } });
+    expect(() => chatOf({ system: [{ type: 'text', text: 'x', cache_control: { type: 'forever' } }] })).toThrow(/system\[0\]\.cache_control\.type/);
   });
 
   it('empty → no system message; a system turn inside messages stays where it is', () => {
@@ -116,7 +117,7 @@ describe('messagesToChat: system', () => {
 });
 
 describe('messagesToChat: user content', () => {
-  it('text blocks → text parts (cache_control and citations settings dropped)', () => {
+  it('text blocks → text parts; a cache marker marks the message it ends up in', () => {
     expect(
       userTurn([
         { type: 'text', text: 'a', cache_control: { type: 'ephemeral' } },
@@ -129,8 +130,34 @@ describe('messagesToChat: user content', () => {
           { type: 'text', text: 'a' },
           { type: 'text', text: 'b' },
         ],
+        cache_control: { type: 'ephemeral' },
       },
     ]);
+  });
+
+  it('a marked tool_result marks its tool message, not the user message after it', () => {
+    expect(
+      userTurn([
+        { type: 'tool_result', tool_use_id: 't1', content: 'ok', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'go on' },
+      ]),
+    ).toEqual([
+      { role: 'tool', tool_call_id: 't1', content: 'ok', cache_control: { type: 'ephemeral' } },
+      { role: 'user', content: [{ type: 'text', text: 'go on' }] },
+    ]);
+  });
+
+  it('a top-level cache_control (automatic caching) marks the last message', () => {
+    const chat = messagesToChat({
+      ...base,
+      cache_control: { type: 'ephemeral' },
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b' },
+        { role: 'user', content: 'c' },
+      ],
+    });
+    expect(chat.messages.map((m) => m.cache_control)).toEqual([undefined, undefined, { type: 'ephemeral' }]);
   });
 
   it('an image by URL → an image_url part with the URL', () => {
@@ -226,14 +253,31 @@ describe('messagesToChat: assistant turns', () => {
     expect(assistantTurn('The answer is')).toEqual([{ role: 'assistant', content: 'The answer is' }]);
   });
 
-  it('text blocks are joined; tool_use only → content null; thinking dropped', () => {
+  it('text blocks are joined; tool_use only → content null; thinking kept in thinking_blocks with its signature', () => {
     expect(
       assistantTurn([
         { type: 'thinking', thinking: 'hmm', signature: 'sig' },
+        { type: 'redacted_thinking', data: 'EmwKAhgB' },
         { type: 'text', text: 'Let me ' },
         { type: 'text', text: 'look.' },
       ]),
-    ).toEqual([{ role: 'assistant', content: 'Let me look.' }]);
+    ).toEqual([
+      {
+        role: 'assistant',
+        content: 'Let me look.',
+        thinking_blocks: [
+          { type: 'thinking', thinking: 'hmm', signature: 'sig' },
+          { type: 'redacted_thinking', data: 'EmwKAhgB' },
+        ],
+      },
+    ]);
+    // A translated answer's empty signature is no signature.
+    expect(
+      assistantTurn([
+        { type: 'thinking', thinking: 'hmm', signature: '' },
+        { type: 'text', text: 'x' },
+      ])[0].thinking_blocks,
+    ).toEqual([{ type: 'thinking', thinking: 'hmm' }]);
     expect(assistantTurn([{ type: 'tool_use', id: 't1', name: 'f', input: {} }])).toEqual([
       { role: 'assistant', content: null, tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
     ]);
@@ -247,9 +291,9 @@ describe('messagesToChat: assistant turns', () => {
 describe('messagesToChat: tools and tool_choice', () => {
   const tool = { name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } };
 
-  it('custom tools → function tools (strict kept)', () => {
+  it('custom tools → function tools (strict and the cache marker kept)', () => {
     expect(chatOf({ tools: [{ ...tool, strict: true, cache_control: { type: 'ephemeral' } }] }).tools).toEqual([
-      { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: tool.input_schema, strict: true } },
+      { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: tool.input_schema, strict: true }, cache_control: { type: 'ephemeral' } },
     ]);
   });
 

@@ -13,13 +13,14 @@
  *   thinking enabled + budget_tokens reasoning_effort by budget (see effortOfBudget); disabled/adaptive: none
  *   output_config.effort / .format   reasoning_effort / response_format json_schema
  *   service_tier auto/standard_only  auto/default (the anthropic plugin maps them back)
- *   cache_control (top level)        dropped: automatic caching is an optimisation
+ *   cache_control (top level)        marks the last message (automatic caching: cache-control.ts)
  *
  * Any other top-level field (container, mcp_servers, context_management, inference_geo, ...) is
  * native-only, like the server tools: left out of the chat request and listed in `nativeOnly`.
  */
 import type { ChatCompletionRequest, FunctionTool, ToolChoice } from '../../openai-types.ts';
 import { GatewayError } from '../../errors.ts';
+import { cacheControlOf } from './cache-control.ts';
 import { chatMessagesOf } from './content.ts';
 import { type Json, NativeOnly, arrayAt, invalid, isObject, numberAt, objectAt, stringAt } from './fields.ts';
 
@@ -74,6 +75,9 @@ export function translateMessagesRequest(body: unknown): MessagesTranslation {
   if (maxTokens === 0) nativeOnly.add('max_tokens', '0, to warm the prompt cache');
 
   const chat: ChatCompletionRequest = { model, messages: chatMessagesOf(body.system, body.messages, nativeOnly) };
+  const automatic = cacheControlOf(body, '');
+  const last = chat.messages.at(-1);
+  if (automatic && last) last.cache_control ??= automatic;
   if (maxTokens > 0) chat.max_completion_tokens = maxTokens;
   if (body.stop_sequences != null) {
     const stops = arrayAt(body.stop_sequences, 'stop_sequences').map((s, i) => stringAt(s, `stop_sequences[${i}]`));
@@ -143,7 +147,8 @@ function functionTool(tool: Json, param: string): FunctionTool {
   if (tool.description != null) fn.description = stringAt(tool.description, `${param}.description`);
   fn.parameters = objectAt(tool.input_schema, `${param}.input_schema`);
   if (tool.strict === true) fn.strict = true;
-  return { type: 'function', function: fn };
+  const control = cacheControlOf(tool, param);
+  return control ? { type: 'function', function: fn, cache_control: control } : { type: 'function', function: fn };
 }
 
 function toolChoice(choice: Json): ToolChoice {

@@ -88,6 +88,8 @@ function toolOf(tool: FunctionTool, i: number, call: ProviderCall): Record<strin
   if (f.description) out.description = f.description;
   out.input_schema = f.parameters ?? { type: 'object', properties: {} };
   if (f.strict === true) out.strict = true;
+  // The gateway's cache marker: the cached prefix ends with the tools.
+  if (tool.cache_control) out.cache_control = tool.cache_control;
   return out;
 }
 

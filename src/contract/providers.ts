@@ -35,6 +35,13 @@ export interface ProviderCapabilities {
    * field survives, and its answer goes back to the client untranslated.
    */
   nativeProtocols?: readonly string[];
+  /**
+   * Counts a chat request's input tokens exactly, with the provider's own counter
+   * (`ProviderInstance.countTokens`): token counts (Anthropic's /v1/messages/count_tokens) are
+   * answered with it, marked `x-switchyard-token-count: exact`. Without it (default false), and
+   * without a native counting protocol, the gateway answers its estimate.
+   */
+  countTokens?: boolean;
 }
 
 /** A request as the client sent it in a provider's own protocol (see `nativeProtocols`). */
@@ -104,6 +111,12 @@ export interface ProviderInstance {
    * Non-2xx answers and transport failures throw UpstreamError, as `send` does.
    */
   embed?(call: EmbeddingCall): Promise<EmbeddingResponse>;
+  /**
+   * The input tokens of `call.request` as the provider counts them (providers declaring
+   * `capabilities.countTokens`), with its counting endpoint: nothing is generated or billed.
+   * Failures throw UpstreamError, as `send` does.
+   */
+  countTokens?(call: ProviderCall): Promise<number>;
   /** Release pools and timers when the config generation that made it retires. */
   close?(): Promise<void>;
 }

@@ -31,6 +31,7 @@ export { buildGeminiRequest, GEMINI_CAPABILITIES, type GeminiRequestSettings } f
 export { geminiToCompletion } from '../translate/gemini/response.ts';
 export { createGeminiStreamTranslator } from '../translate/gemini/stream.ts';
 export { readGoogleError } from '../translate/gemini/errors.ts';
+export { buildGeminiCountTokensBody, geminiTokenCount } from '../translate/gemini/count-tokens.ts';
 export type { GeminiCandidate, GeminiContent, GeminiPart, GeminiResponse, GeminiUsage, GoogleStatus } from '../translate/gemini/native.ts';
 
 // Anthropic Messages (https://docs.anthropic.com/en/api/messages), SSE with named events.
@@ -45,6 +46,7 @@ export { buildConverseRequest, buildConverseBody, conversePath, CONVERSE_CAPABIL
 export { converseToCompletion } from '../translate/bedrock/response.ts';
 export { createConverseStreamTranslator } from '../translate/bedrock/stream.ts';
 export { readBedrockError } from '../translate/bedrock/errors.ts';
+export { buildConverseCountTokensRequest, converseTokenCount } from '../translate/bedrock/count-tokens.ts';
 export type { ConverseBlockDelta, ConverseBlockStart, ConverseOutputBlock, ConverseResponse, ConverseStreamEvent, ConverseStreamPayloads, ConverseUsage } from '../translate/bedrock/native.ts';
 // The binary AWS event stream (application/vnd.amazon.eventstream) → events; SSE is `decodeSseJson` / `readSse` above.
 export { decodeAwsEventStream, type AwsStreamEvent } from '../translate/bedrock/eventstream.ts';

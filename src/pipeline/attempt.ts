@@ -101,8 +101,19 @@ export class Attempt implements ExchangeAttempt {
       const call: { -readonly [K in keyof ProviderCall]: ProviderCall[K] } = { ...this.#callBase(), request: body, stream: !counting && body.stream === true };
       const native = x.session?.native;
       if (counting && !(native && target.capabilities.nativeProtocols?.includes(native.protocol))) {
-        // A target that cannot count: the gateway's estimate answers, no upstream call (and what only the native protocol has is refused, as it would be served).
+        // What only the native protocol has is refused, as it would be served.
         if (native?.untranslatable?.length) throw native.untranslatable[0];
+        const counter = target.capabilities.countTokens ? target.instance.countTokens : undefined;
+        if (counter) {
+          // The provider counts the request as it would serve it; what it cannot honour is left out, not refused: it is only a count.
+          const counted = { ...call, dropUnsupportedParams: true };
+          counted.request = applyCapabilities(counted, target.capabilities);
+          this.call = counted;
+          this.#sent = true;
+          this.native = { kind: 'json', body: { input_tokens: await counter.call(target.instance, counted) }, headers: {} };
+          return;
+        }
+        // A target that cannot count: the gateway's estimate answers, no upstream call.
         this.native = { kind: 'json', body: { input_tokens: x.session?.estimate ?? 0 }, headers: {} };
         return;
       }

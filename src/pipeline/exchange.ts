@@ -23,6 +23,8 @@ export interface RequestTiming {
 
 /** The core's attempt, as the exchange and the core's stages drive it (src/pipeline/attempt.ts implements it). */
 export interface ExchangeAttempt extends AttemptView {
+  /** Whether a provider was called (a token count the gateway estimated calls none). */
+  readonly sent: boolean;
   /** Builds the provider call and sends it. */
   send(): Promise<void>;
   /** The native answer → the gateway's (transform-response). */

@@ -24,21 +24,22 @@ export function cacheControlOf(block: Record<string, unknown>, param: string): C
 
 /**
  * OpenAI's `prompt_cache_key` (https://platform.openai.com/docs/guides/prompt-caching) for a
- * request with cache markers: requests that share a key are routed to the same cache, so the key
- * is what the marked prefix is: a SHA-256 of the caller's credential (one caller's prefixes never
- * share a key with another's; the credential itself cannot be read back from it) and the prefix up
- * to the last marker (tool definitions, then messages). Undefined without markers or a credential.
+ * request with cache markers: requests that share a key are routed to the same cache. The key is
+ * a SHA-256 of the caller's credential (one caller's prefixes never share a key with another's;
+ * the credential cannot be read back from it) and of the prefix up to the first marker (the tool
+ * definitions up to a marked tool, else all of them and the messages up to the first marked one):
+ * the part a client marks first (the system prompt, for Claude Code) stays the same from turn to
+ * turn, so every turn of a conversation, and every conversation on that prompt, goes to one cache.
+ * Undefined without markers or a credential.
  */
 export function promptCacheKeyOf(chat: ChatCompletionRequest, credential: string | undefined): string | undefined {
   if (!credential) return undefined;
-  const lastTool = chat.tools?.findLastIndex((t) => t.cache_control) ?? -1;
-  const lastMessage = chat.messages.findLastIndex((m) => m.cache_control);
-  if (lastTool < 0 && lastMessage < 0) return undefined;
-  // Markers left out of the hash: moving one later must not change the key of the prefix before it.
-  const prefix = {
-    tools: lastMessage >= 0 ? (chat.tools ?? []) : (chat.tools ?? []).slice(0, lastTool + 1),
-    messages: chat.messages.slice(0, lastMessage + 1),
-  };
+  const tools = chat.tools ?? [];
+  const firstTool = tools.findIndex((t) => t.cache_control);
+  const firstMessage = chat.messages.findIndex((m) => m.cache_control);
+  if (firstTool < 0 && firstMessage < 0) return undefined;
+  const prefix = firstTool >= 0 ? { tools: tools.slice(0, firstTool + 1), messages: [] } : { tools, messages: chat.messages.slice(0, firstMessage + 1) };
+  // The markers themselves are left out: where a client puts them is not what is cached.
   const text = JSON.stringify(prefix, (key, value) => (key === 'cache_control' ? undefined : value));
   const hash = createHash('sha256').update(credential).update('\0').update(text).digest('hex');
   return `swy-${hash.slice(0, 40)}`;

@@ -68,8 +68,9 @@ export const messagesProtocol = defineProtocol<MessagesCall>({
 
 /**
  * count_tokens (https://docs.anthropic.com/en/api/messages-count-tokens): counted by a target that
- * speaks it (`x-switchyard-token-count: exact`), else the gateway's estimate of the translated
- * request (`estimate`). Through the pipeline like any request: keys, limits (a request, no
+ * speaks it natively, or by one with its own counter (`capabilities.countTokens`: Gemini's
+ * countTokens, Bedrock's CountTokens), of the translated request (`x-switchyard-token-count:
+ * exact`), else the gateway's estimate of the translated request (`estimate`). Through the pipeline like any request: keys, limits (a request, no
  * tokens), failover, metrics and the log line.
  */
 export const countTokensProtocol = defineProtocol<MessagesCall>({
@@ -84,7 +85,8 @@ export const countTokensProtocol = defineProtocol<MessagesCall>({
       estimate: estimateInputTokens(chat),
       headers: { 'request-id': id },
       answer(response, attempt, responseHeaders) {
-        responseHeaders['x-switchyard-token-count'] = attempt.passthrough ? 'exact' : 'estimate';
+        // Counted by the provider (natively, or by its own counter), else the gateway's estimate.
+        responseHeaders['x-switchyard-token-count'] = attempt.sent ? 'exact' : 'estimate';
         if (attempt.passthrough && attempt.native?.kind === 'json') return attempt.native.body;
         return response.body;
       },

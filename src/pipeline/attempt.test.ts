@@ -378,10 +378,35 @@ describe('Attempt: native pass-through', () => {
   it('refuses a request with native-only parts for a target that would need a translation, without calling it', async () => {
     const refusal = new GatewayError('invalid_request', 'this content block type has no chat translation');
     const provider = answering('hi');
-    const x = exchangeFor({ ingress: 'messages', session: sessionOf(chatBody(), { native: { ...MESSAGES, untranslatable: [refusal] } }) });
+    const x = exchangeFor({ ingress: 'messages', session: sessionOf(chatBody(), { native: { ...MESSAGES, unservable: [refusal] } }) });
     const attempt = new Attempt(x, targetOf(provider), TIMEOUTS);
     await expect(attempt.send()).rejects.toBe(refusal);
     expect(provider.calls).toHaveLength(0);
+  });
+
+  it("drops the native protocol's untranslatable parts for a translating target, and keeps them for a native one", async () => {
+    const drop = { field: 'context_management', reason: 'only an Anthropic model serves it' };
+    const native = { ...MESSAGES, untranslatable: [drop] };
+    const translating = new Attempt(exchangeFor({ ingress: 'messages', session: sessionOf(chatBody(), { native }) }), targetOf(answering('hi')), TIMEOUTS);
+    await translating.send();
+    expect(translating.drops).toEqual([drop]);
+    const passing = new Attempt(
+      exchangeFor({ ingress: 'messages', session: sessionOf(chatBody(), { native }) }),
+      targetOf(answering('hi'), { capabilities: { nativeProtocols: ['anthropic-messages'] } }),
+      TIMEOUTS,
+    );
+    await passing.send();
+    expect(passing.drops).toBeUndefined();
+  });
+
+  it("collects what the provider's translation drops through the call", async () => {
+    const provider = fakeProvider(async (call) => {
+      call.drop?.({ field: 'reasoning_effort', reason: 'the model has no reasoning' });
+      return { kind: 'json', body: completionOf('hi'), headers: {} };
+    });
+    const attempt = new Attempt(exchangeFor({ session: sessionOf(chatBody()) }), targetOf(provider), TIMEOUTS);
+    await attempt.send();
+    expect(attempt.drops).toEqual([{ field: 'reasoning_effort', reason: 'the model has no reasoning' }]);
   });
 });
 
@@ -446,7 +471,7 @@ describe('Attempt: count_tokens', () => {
 
   it('refuses native-only parts even when only the estimate would answer', async () => {
     const refusal = new GatewayError('invalid_request', 'no chat translation');
-    const x = exchangeFor({ operation: 'count_tokens', ingress: 'messages', session: sessionOf(chatBody(), { native: { ...MESSAGES, untranslatable: [refusal] }, estimate: 3 }) });
+    const x = exchangeFor({ operation: 'count_tokens', ingress: 'messages', session: sessionOf(chatBody(), { native: { ...MESSAGES, unservable: [refusal] }, estimate: 3 }) });
     const attempt = new Attempt(x, targetOf(answering('hi')), TIMEOUTS);
     await expect(attempt.send()).rejects.toBe(refusal);
   });

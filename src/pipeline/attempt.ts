@@ -8,7 +8,18 @@
 import { GatewayError } from '../errors.ts';
 import type { ChatCompletionChunk, EmbeddingRequest, EmbeddingResponse, Usage } from '../openai-types.ts';
 import { normalizeEmbeddings } from '../protocol/embeddings.ts';
-import { isChat, isEmbedding, type AttemptRecord, type GatewayResponse, type NativeResponse, type ProviderCall, type RouteTarget, type Timeouts } from '../plugin-api.ts';
+import {
+  isChat,
+  isEmbedding,
+  type AttemptRecord,
+  type Drop,
+  type GatewayResponse,
+  type NativeRequest,
+  type NativeResponse,
+  type ProviderCall,
+  type RouteTarget,
+  type Timeouts,
+} from '../plugin-api.ts';
 import { applyCapabilities } from '../providers/capabilities.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { normalizeChunk, normalizeCompletion } from '../protocol/normalize.ts';
@@ -48,6 +59,8 @@ export class Attempt implements ExchangeAttempt {
   #passthrough = false;
   /** A passed-through stream's native events, in order, as the translation consumed them, not yet taken. */
   readonly #nativeEvents: unknown[] = [];
+  /** What this attempt left out for its target (see `ProviderCall.drop`); undefined while nothing is. */
+  drops: Drop[] | undefined;
 
   /** Starts the exchange's next attempt on `target` (admitted by admitTarget). */
   constructor(x: Exchange, target: RouteTarget, timeouts: Timeouts) {
@@ -102,7 +115,7 @@ export class Attempt implements ExchangeAttempt {
       const native = x.session?.native;
       if (counting && !(native && target.capabilities.nativeProtocols?.includes(native.protocol))) {
         // A target that cannot count: the gateway's estimate answers, no upstream call (and what only the native protocol has is refused, as it would be served).
-        if (native?.untranslatable?.length) throw native.untranslatable[0];
+        if (native) this.#translating(native);
         this.native = { kind: 'json', body: { input_tokens: x.session?.estimate ?? 0 }, headers: {} };
         return;
       }
@@ -111,7 +124,7 @@ export class Attempt implements ExchangeAttempt {
         call.native = native;
         this.#passthrough = true;
       } else {
-        if (native?.untranslatable?.length) throw native.untranslatable[0];
+        if (native) this.#translating(native);
         call.request = applyCapabilities(call, target.capabilities);
       }
       this.call = call;
@@ -120,6 +133,12 @@ export class Attempt implements ExchangeAttempt {
     } finally {
       x.timing.upstreamMs += performance.now() - waiting;
     }
+  }
+
+  /** The client's protocol is translated for this target: what only it serves is refused, what only it keeps is dropped. */
+  #translating(native: NativeRequest): void {
+    if (native.unservable?.length) throw native.unservable[0];
+    if (native.untranslatable) for (const drop of native.untranslatable) this.#onDrop(drop);
   }
 
   #embed(request: EmbeddingRequest): Promise<EmbeddingResponse> {
@@ -141,6 +160,7 @@ export class Attempt implements ExchangeAttempt {
       timeouts: this.timeouts,
       traceHeaders: this.#traceHeaders,
       maxResponseBytes: x.services.upstreamBodyLimit,
+      drop: this.#onDrop,
     };
   }
 
@@ -264,6 +284,10 @@ export class Attempt implements ExchangeAttempt {
     attempt.#idled = true;
     attempt.#controller.abort(new AttemptTimeout());
   }
+
+  readonly #onDrop = (drop: Drop): void => {
+    (this.drops ??= []).push(drop);
+  };
 
   readonly #onClientGone = (): void => {
     this.#controller.abort(this.#x.signal.reason);

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { GatewayError } from '../errors.ts';
 import type { Lease, TokenEstimate } from '../governance/index.ts';
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, Usage } from '../openai-types.ts';
-import type { AttemptRecord, AttemptView, GatewayResponse, Ingress, KeyIdentity, ModelRoute, NativeRequest, Operation, RequestContext, RequestOutcome, RouteTarget } from '../plugin-api.ts';
+import type { AttemptRecord, AttemptView, Drop, GatewayResponse, Ingress, KeyIdentity, ModelRoute, NativeRequest, Operation, RequestContext, RequestOutcome, RouteTarget } from '../plugin-api.ts';
 
 /** Where a request's time went, in ms since `startedAt`'s clock. */
 export interface RequestTiming {
@@ -33,6 +33,8 @@ export interface ExchangeAttempt extends AttemptView {
   takeNativeEvents(): unknown[];
   /** Ends the attempt from the gateway's side (shutdown): its stream fails with `reason`. */
   interrupt(reason: GatewayError): void;
+  /** What the attempt left out for its target (untranslatable parts, its provider's drops); undefined when nothing. */
+  readonly drops: readonly Drop[] | undefined;
   /** Releases the attempt's hold on its target. Idempotent. */
   close(): void;
 }
@@ -115,6 +117,12 @@ export interface ProtocolSession {
   readonly native?: NativeRequest;
   /** `count_tokens`: the gateway's own estimate, for targets that cannot count. */
   readonly estimate?: number;
+  /**
+   * Fields the protocol read but does not carry, whatever the target (a Responses
+   * `client_metadata`, a hosted tool): reported on every answer, refused when the request is
+   * strict. Parts only a native target keeps go in `native.untranslatable` instead.
+   */
+  readonly drops?: readonly Drop[];
   /** A non-streamed answer → the client's JSON (headers may be added to `responseHeaders`). */
   answer(response: JsonAnswer, attempt: ExchangeAttempt, responseHeaders: Record<string, string>): unknown;
   /** A stream in the protocol's events; absent: the protocol has no streams. */

@@ -25,6 +25,7 @@ import { UpstreamError } from '../providers/upstream-error.ts';
 import { normalizeChunk, normalizeCompletion } from '../protocol/normalize.ts';
 import { primeStream } from '../protocol/prime.ts';
 import { costOf, tokenUsageOf } from '../governance/index.ts';
+import { refusalOf } from './drops.ts';
 import type { Exchange, ExchangeAttempt } from './exchange.ts';
 
 /** Raised by an attempt's own timers: past `timeout.totalMs`, or a stream idle past `timeout.idleMs`. */
@@ -103,6 +104,9 @@ export class Attempt implements ExchangeAttempt {
     const x = this.#x;
     const ctx = x.ctx;
     const waiting = performance.now();
+    const dropped = x.session?.drops;
+    // What no target gets: a strict request is refused before any provider is called.
+    if (dropped?.length && x.strict) throw refusalOf(dropped[0]);
     try {
       if (isEmbedding(ctx)) {
         this.native = { kind: 'json', body: await this.#embed(ctx.body), headers: {} };
@@ -286,6 +290,7 @@ export class Attempt implements ExchangeAttempt {
   }
 
   readonly #onDrop = (drop: Drop): void => {
+    if (this.#x.strict) throw refusalOf(drop);
     (this.drops ??= []).push(drop);
   };
 

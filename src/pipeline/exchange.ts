@@ -8,6 +8,7 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { joinDrops } from './drops.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Lease, TokenEstimate } from '../governance/index.ts';
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, Usage } from '../openai-types.ts';
@@ -163,6 +164,8 @@ export interface ExchangeView {
   readonly error: GatewayError | undefined;
   readonly streamError: GatewayError | undefined;
   readonly refusal: RequestOutcome['refusal'];
+  /** Fields read but not carried to the target (see `Exchange.dropped`). */
+  readonly dropped?: readonly Drop[];
   /** Instruments may record the trace id (tracing does). */
   traceId: string | undefined;
 }
@@ -260,6 +263,22 @@ export class Exchange implements ExchangeView {
     this.ctx.body = session.body;
   }
 
+  /**
+   * What the gateway read but did not carry: the session's drops and those of the attempt that
+   * answered (or failed last). No copy unless both have some.
+   */
+  get dropped(): readonly Drop[] | undefined {
+    return joinDrops(this.session?.drops, this.attempt?.drops);
+  }
+
+  /**
+   * Whether a drop is refused instead (400): `x-switchyard-strict: true`, or `strict: true` on
+   * the key or the model alias. Read only when there is a drop.
+   */
+  get strict(): boolean {
+    return this.headers['x-switchyard-strict'] === 'true' || this.ctx.key?.strict === true || this.ctx.route?.strict === true;
+  }
+
   /** Attempts that reached a provider (targets skipped while cooling down or unavailable do not count). */
   get triedCount(): number {
     let n = 0;
@@ -304,6 +323,7 @@ export class Exchange implements ExchangeView {
       refusal: this.refusal,
       timing: Object.freeze({ durationMs, upstreamMs: this.timing.upstreamMs, overheadMs: Math.max(0, durationMs - this.timing.upstreamMs), firstChunkMs: this.timing.firstChunkMs }),
       traceId: this.traceId,
+      dropped: this.dropped,
     });
   }
 }

@@ -26,8 +26,15 @@ export interface ProviderCapabilities {
    * non-text `modalities` (default true). When false their no-op values still pass.
    */
   samplingExtras?: boolean;
-  /** Parameters the provider cannot honour at any value. */
+  /** Parameters the provider cannot honour at any value (`reasoning_effort` among them: see `reasoning`). */
   unsupportedParams?: readonly string[];
+  /**
+   * The model can reason (default true). When false, or when `unsupportedParams` lists
+   * `reasoning_effort`, a request's `reasoning_effort` is dropped and reported rather than
+   * refused: it asks how long to think, not what to answer. A target's `reasoning:` in
+   * gateway.yaml sets it per model.
+   */
+  reasoning?: boolean;
   /** Serves POST /v1/embeddings through `ProviderInstance.embed` (default false). */
   embeddings?: boolean;
   /**

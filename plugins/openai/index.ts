@@ -30,10 +30,10 @@ export const optionsSchema = {
 /**
  * The upstream body for one attempt: the client's request with the target's model, less the
  * gateway's own fields (thinking signatures, cache markers: a translated Messages request's cache
- * markers arrive as `prompt_cache_key` instead).
+ * markers arrive as `prompt_cache_key` instead; past thinking is reported dropped).
  */
 export function buildChatBody(call: ProviderCall): ChatCompletionRequest {
-  const body: ChatCompletionRequest = { ...withoutChatExtensions(call.request), model: call.model };
+  const body: ChatCompletionRequest = { ...withoutChatExtensions(call), model: call.model };
   // Always ask for the usage chunk so the gateway can log tokens; the core strips it again
   // for clients that did not ask for it.
   if (call.stream) body.stream_options = { ...call.request.stream_options, include_usage: true };

@@ -214,24 +214,37 @@ describe('Gemini: thought signatures round-trip, cached tokens in the usage', ()
     });
   });
 
-  it("Claude's signatures never reach Gemini", async () => {
+  it("Claude's signatures never reach Gemini, nor do cache markers: both reported dropped, refused when strict", async () => {
     gemini.setHandler(() => ({ status: 200, body: answer([{ text: 'ok' }], { promptTokenCount: 30, candidatesTokenCount: 1 }) }));
-    await client().messages.create({
+    const request = {
       model: 'claude-gemini',
       max_tokens: 100,
+      system: SYSTEM,
       messages: [
-        { role: 'user', content: 'Hello' },
+        { role: 'user' as const, content: 'Hello' },
         {
-          role: 'assistant',
+          role: 'assistant' as const,
           content: [
-            { type: 'thinking', thinking: 'Claude thought this.', signature: 'EqQBCkYIAxgCIkB' },
-            { type: 'text', text: 'Hi.' },
+            { type: 'thinking' as const, thinking: 'Claude thought this.', signature: 'EqQBCkYIAxgCIkB' },
+            { type: 'text' as const, text: 'Hi.' },
           ],
         },
-        { role: 'user', content: 'Again' },
+        { role: 'user' as const, content: 'Again' },
       ],
-    });
-    expect(gemini.requests.at(-1)!.body.contents[1]).toEqual({ role: 'model', parts: [{ text: 'Hi.' }] });
+    };
+    const { response } = await client().messages.create(request).withResponse();
+    const up = gemini.requests.at(-1)!.body;
+    expect(up.contents[1]).toEqual({ role: 'model', parts: [{ text: 'Hi.' }] });
+    expect(up.systemInstruction).toEqual({ role: 'user', parts: [{ text: 'You write files when asked.' }] });
+    expect(response.headers.get('x-switchyard-dropped')).toBe('cache_control (prompt-cache markers), messages (thinking blocks)');
+
+    const before = gemini.requests.length;
+    const refused = await client()
+      .messages.create(request, { headers: { 'x-switchyard-strict': 'true' } })
+      .catch((e: unknown) => e);
+    expect((refused as InstanceType<typeof Anthropic.APIError>).status).toBe(400);
+    expect((refused as InstanceType<typeof Anthropic.APIError>).message).toMatch(/'cache_control' \(prompt-cache markers\).*implicit caching/);
+    expect(gemini.requests.length).toBe(before);
   });
 });
 
@@ -266,6 +279,8 @@ describe('OpenAI-compatible: reasoning text only, cache markers as prompt_cache_
       })
       .withResponse();
     const [up1, up2] = openai.requests.slice(-2).map((r) => r.body);
+    // The markers went as prompt_cache_key; the thinking of turn 1 had nowhere to go.
+    expect(response.headers.get('x-switchyard-dropped')).toBe('messages (thinking blocks)');
     expect(up1.prompt_cache_key).toMatch(/^swy-[0-9a-f]{40}$/);
     expect(up2.prompt_cache_key).toBe(up1.prompt_cache_key);
     for (const up of [up1, up2]) {

@@ -9,6 +9,7 @@
 import type { ChatCompletionRequest, FunctionTool } from '../../openai-types.ts';
 import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
 import { functionOf, jsonSchemaFormat, unsupportedParam } from '../../providers/params.ts';
+import { CLAUDE_LEAVES_OUT, isClaudeThinking, reportThinkingLeftOut } from '../chat/thinking.ts';
 import { translateMessages } from './messages.ts';
 
 export interface AnthropicRequestSettings {
@@ -40,6 +41,7 @@ const SERVICE_TIER: Record<string, string> = { auto: 'auto', default: 'standard_
 
 export function buildAnthropicRequest(call: ProviderCall, settings: AnthropicRequestSettings): Record<string, unknown> {
   const r = call.request;
+  reportThinkingLeftOut(call, isClaudeThinking, CLAUDE_LEAVES_OUT);
   const { system, messages } = translateMessages(call);
 
   const body: Record<string, unknown> = {

@@ -23,6 +23,7 @@ import type { ChatCompletionRequest, FunctionTool } from '../../openai-types.ts'
 import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
 import type { HttpRequestSpec } from '../../providers/http-provider.ts';
 import { functionOf, jsonSchemaFormat, unsupportedParam } from '../../providers/params.ts';
+import { CLAUDE_LEAVES_OUT, isClaudeThinking, reportThinkingLeftOut } from '../chat/thinking.ts';
 import { CACHE_POINT, translateMessages, type TranslatedMessages } from './messages.ts';
 
 export interface ConverseRequestSettings {
@@ -66,6 +67,7 @@ export function buildConverseRequest(call: ProviderCall, settings: ConverseReque
 export function buildConverseBody(call: ProviderCall, settings: ConverseRequestSettings = {}): Record<string, unknown> {
   const r = call.request;
   checkParams(call);
+  reportThinkingLeftOut(call, isClaudeThinking, CLAUDE_LEAVES_OUT);
   const translated = translateMessages(call);
   const body: Record<string, unknown> = { messages: translated.messages };
   if (translated.system.length) body.system = translated.system;

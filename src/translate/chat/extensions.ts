@@ -6,8 +6,14 @@
  * has none there, so past reasoning is not sent to such a server.
  */
 import type { ChatCompletionRequest, ChatMessage, FunctionTool } from '../../openai-types.ts';
+import type { ProviderCall } from '../../plugin-api.ts';
+import { reportCacheMarkersLeftOut, reportThinkingLeftOut } from './thinking.ts';
 
-export function withoutChatExtensions(request: ChatCompletionRequest): ChatCompletionRequest {
+/** The call's request without the gateway's fields; what they meant and no other field carries is reported dropped. */
+export function withoutChatExtensions(call: ProviderCall): ChatCompletionRequest {
+  const request = call.request;
+  reportThinkingLeftOut(call, () => false, 'an OpenAI-compatible chat server takes no past reasoning back');
+  if (request.prompt_cache_key === undefined) reportCacheMarkersLeftOut(call, 'an OpenAI-compatible chat server takes no cache markers (prompt_cache_key is its only hint)');
   const messages = request.messages.some(hasExtension) ? request.messages.map(stripMessage) : request.messages;
   const tools = request.tools?.some((t) => t.cache_control !== undefined) ? request.tools.map(stripTool) : request.tools;
   if (messages === request.messages && tools === request.tools) return request;

@@ -26,6 +26,16 @@ export { mulberry32 } from '../protocol/random.ts';
 
 // OpenAI-compatible chat upstreams: the gateway's own chat fields (thinking_blocks, cache_control) taken off.
 export { withoutChatExtensions } from '../translate/chat/extensions.ts';
+// Thinking signatures by family, and reporting what a translation leaves out of the extensions.
+export {
+  claudeThinkingBlocks,
+  geminiSignatureOf,
+  isClaudeThinking,
+  reportCacheMarkersLeftOut,
+  reportThinkingLeftOut,
+  tagGeminiSignature,
+  type GeminiSignatureSite,
+} from '../translate/chat/thinking.ts';
 
 // Gemini generateContent / streamGenerateContent (https://ai.google.dev/api/generate-content).
 export { buildGeminiRequest, GEMINI_CAPABILITIES, type GeminiRequestSettings } from '../translate/gemini/request.ts';

@@ -40,6 +40,25 @@ export interface ToolCall {
   [extra: string]: unknown;
 }
 
+/**
+ * Switchyard's extension: one block of a model's reasoning as its provider gave it, with what the
+ * provider needs to take it back on a later turn (LiteLLM's `thinking_blocks` shape). `signature`
+ * is opaque and means something only to the provider family that made it: Anthropic's thinking
+ * signature, Bedrock's `reasoningText.signature`, Gemini's `thoughtSignature`. `redacted_thinking`
+ * holds reasoning the provider encrypted (Anthropic `data`, Bedrock `redactedContent`).
+ */
+export type ThinkingBlock = { type: 'thinking'; thinking: string; signature?: string } | { type: 'redacted_thinking'; data: string };
+
+/**
+ * Switchyard's extension, Anthropic's prompt-cache marker: the cached prefix ends with the message
+ * (or the tool list) that carries it. Providers map it to their own caching (Bedrock `cachePoint`,
+ * OpenAI `prompt_cache_key`) or leave it out.
+ */
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
 export interface ChatMessage {
   role: Role;
   content?: string | ContentPart[] | null;
@@ -47,12 +66,20 @@ export interface ChatMessage {
   tool_calls?: ToolCall[];
   tool_call_id?: string;
   refusal?: string | null;
+  /** The assistant's reasoning text, under the field OpenAI-compatible servers use for it. */
+  reasoning_content?: string;
+  /** Switchyard's extension (assistant turns): the reasoning blocks with their signatures, in order. */
+  thinking_blocks?: ThinkingBlock[];
+  /** Switchyard's extension: the cached prefix ends with this message. */
+  cache_control?: CacheControl;
   [extra: string]: unknown;
 }
 
 export interface FunctionTool {
   type: 'function';
   function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean | null };
+  /** Switchyard's extension: the cached prefix ends with the tool definitions (set on the last cached tool). */
+  cache_control?: CacheControl;
   [extra: string]: unknown;
 }
 
@@ -106,7 +133,16 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null; refusal?: string | null; tool_calls?: ToolCall[]; [extra: string]: unknown };
+    message: {
+      role: 'assistant';
+      content: string | null;
+      refusal?: string | null;
+      tool_calls?: ToolCall[];
+      reasoning_content?: string;
+      /** Switchyard's extension: the reasoning blocks with their signatures (see ThinkingBlock). */
+      thinking_blocks?: ThinkingBlock[];
+      [extra: string]: unknown;
+    };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
     [extra: string]: unknown;
@@ -130,7 +166,21 @@ export interface ChatCompletionChunk {
   model: string;
   choices: Array<{
     index: number;
-    delta: { role?: 'assistant'; content?: string | null; refusal?: string | null; tool_calls?: ChunkToolCallDelta[]; [extra: string]: unknown };
+    delta: {
+      role?: 'assistant';
+      content?: string | null;
+      refusal?: string | null;
+      tool_calls?: ChunkToolCallDelta[];
+      /** A fragment of the reasoning text. */
+      reasoning_content?: string;
+      /**
+       * Switchyard's extension: what reasoning text deltas cannot carry. `{type: 'thinking',
+       * thinking: '', signature}` closes the reasoning streamed so far with its signature (later
+       * reasoning text starts a new block); `{type: 'redacted_thinking', data}` is a whole block.
+       */
+      thinking_blocks?: ThinkingBlock[];
+      [extra: string]: unknown;
+    };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
     [extra: string]: unknown;

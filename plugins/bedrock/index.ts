@@ -8,7 +8,9 @@
 import type { SignatureV4 } from '@smithy/signature-v4';
 import { defineHttpProvider, type ProviderUnavailable } from 'switchyard-gateway';
 import {
+  buildConverseCountTokensRequest,
   buildConverseRequest,
+  converseTokenCount,
   CONVERSE_CAPABILITIES,
   converseToCompletion,
   createConverseStreamTranslator,
@@ -90,6 +92,11 @@ export default defineHttpProvider<BedrockOptions, SigningOptions>({
   createStreamTranslator: (call) => createConverseStreamTranslator(call),
   decodeStream: decodeAwsEventStream,
   readError: readBedrockError,
+  // Token counts are Bedrock's own (CountTokens), of the Converse request as it would be sent.
+  countTokens: {
+    buildRequest: (call, options) => buildConverseCountTokensRequest(call, { maxTokens: options.maxTokens, guardrail: options.guardrail }),
+    toCount: (body) => converseTokenCount(body),
+  },
   embeddings: {
     buildRequests: (call, options) => buildEmbeddingBodies(call, { cohereInputType: options.cohereInputType }).map((body) => ({ path: invokePath(call.model), body })),
     toEmbeddings: (body, call, _options, answered) => toEmbeddings(body, call, answered.request.body as TitanRequest | CohereRequest, answered.headers),

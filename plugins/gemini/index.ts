@@ -9,7 +9,7 @@
  * URLs and key, and embeddings.ts (/v1/embeddings ↔ batchEmbedContents).
  */
 import { defineHttpProvider } from 'switchyard-gateway';
-import { buildGeminiRequest, createGeminiStreamTranslator, GEMINI_CAPABILITIES, geminiToCompletion, readGoogleError } from 'switchyard-gateway/kit';
+import { buildGeminiCountTokensBody, buildGeminiRequest, createGeminiStreamTranslator, GEMINI_CAPABILITIES, geminiToCompletion, geminiTokenCount, readGoogleError } from 'switchyard-gateway/kit';
 import { buildBatchEmbedRequests, TASK_TYPES, toEmbeddings, type BatchEmbedContentsRequest } from './embeddings.ts';
 
 export interface GeminiOptions {
@@ -62,6 +62,14 @@ export default defineHttpProvider<GeminiOptions>({
   toCompletion: (body, call) => geminiToCompletion(body, call),
   createStreamTranslator: (call) => createGeminiStreamTranslator(call),
   readError: (status, body) => readGoogleError(status, body),
+  // Token counts are Gemini's own (models/{m}:countTokens), of the request as it would be sent.
+  countTokens: {
+    buildRequest: (call, options) => ({
+      path: `/${options.apiVersion ?? 'v1beta'}/${modelPath(call.model)}:countTokens`,
+      body: buildGeminiCountTokensBody(call, decodeURIComponent(modelPath(call.model)), { safetySettings: options.safetySettings }),
+    }),
+    toCount: (body) => geminiTokenCount(body),
+  },
   embeddings: {
     buildRequests: (call, options) =>
       buildBatchEmbedRequests(call, { taskType: options.embeddingTaskType }).map((body) => ({ path: `/${options.apiVersion ?? 'v1beta'}/${modelPath(call.model)}:batchEmbedContents`, body })),

@@ -9,7 +9,7 @@
  * the answer comes back untranslated, read by the kit's Responses translation for usage and cost.
  */
 import { defineHttpProvider, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest, type ProviderCall, type StreamTranslator } from 'switchyard-gateway';
-import { createResponsesStreamTranslator, openAiStyleFailure, responsesToCompletion, UpstreamError, type SseJsonEvent } from 'switchyard-gateway/kit';
+import { createResponsesStreamTranslator, openAiStyleFailure, responsesToCompletion, UpstreamError, withoutChatExtensions, type SseJsonEvent } from 'switchyard-gateway/kit';
 import { buildEmbeddingsBody, toEmbeddings } from './embeddings.ts';
 
 export interface OpenAiOptions {
@@ -52,9 +52,13 @@ export function buildResponsesBody(call: ProviderCall): Record<string, unknown> 
   return { ...call.native!.body, model: call.model };
 }
 
-/** The upstream body for one attempt: the client's request with the target's model. */
+/**
+ * The upstream body for one attempt: the client's request with the target's model, less the
+ * gateway's own fields (thinking signatures, cache markers: a translated Messages request's cache
+ * markers arrive as `prompt_cache_key` instead; past thinking is reported dropped).
+ */
 export function buildChatBody(call: ProviderCall): ChatCompletionRequest {
-  const body: ChatCompletionRequest = { ...call.request, model: call.model };
+  const body: ChatCompletionRequest = { ...withoutChatExtensions(call), model: call.model };
   // Always ask for the usage chunk so the gateway can log tokens; the core strips it again
   // for clients that did not ask for it.
   if (call.stream) body.stream_options = { ...call.request.stream_options, include_usage: true };

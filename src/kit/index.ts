@@ -15,6 +15,7 @@ export { ChunkBuilder, type ChunkDelta } from '../protocol/chunks.ts';
 export { textOf, partsOf, parseDataUrl, parseArguments, toolCallArguments } from '../protocol/content.ts';
 export { GatewayError, ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 export { applyCapabilities } from '../providers/capabilities.ts';
+export { reportDrop } from '../providers/drops.ts';
 export { mulberry32 } from '../protocol/random.ts';
 
 // The built-in translations, for a provider that speaks one of these protocols behind other
@@ -23,11 +24,25 @@ export { mulberry32 } from '../protocol/random.ts';
 // translator per attempt), native error body → UpstreamFailure; `*_CAPABILITIES` says what the
 // translation carries, for the provider's `capabilities`.
 
+// OpenAI-compatible chat upstreams: the gateway's own chat fields (thinking_blocks, cache_control) taken off.
+export { withoutChatExtensions } from '../translate/chat/extensions.ts';
+// Thinking signatures by family, and reporting what a translation leaves out of the extensions.
+export {
+  claudeThinkingBlocks,
+  geminiSignatureOf,
+  isClaudeThinking,
+  reportCacheMarkersLeftOut,
+  reportThinkingLeftOut,
+  tagGeminiSignature,
+  type GeminiSignatureSite,
+} from '../translate/chat/thinking.ts';
+
 // Gemini generateContent / streamGenerateContent (https://ai.google.dev/api/generate-content).
 export { buildGeminiRequest, GEMINI_CAPABILITIES, type GeminiRequestSettings } from '../translate/gemini/request.ts';
 export { geminiToCompletion } from '../translate/gemini/response.ts';
 export { createGeminiStreamTranslator } from '../translate/gemini/stream.ts';
 export { readGoogleError } from '../translate/gemini/errors.ts';
+export { buildGeminiCountTokensBody, geminiTokenCount } from '../translate/gemini/count-tokens.ts';
 export type { GeminiCandidate, GeminiContent, GeminiPart, GeminiResponse, GeminiUsage, GoogleStatus } from '../translate/gemini/native.ts';
 
 // Anthropic Messages (https://docs.anthropic.com/en/api/messages), SSE with named events.
@@ -49,6 +64,7 @@ export { buildConverseRequest, buildConverseBody, conversePath, CONVERSE_CAPABIL
 export { converseToCompletion } from '../translate/bedrock/response.ts';
 export { createConverseStreamTranslator } from '../translate/bedrock/stream.ts';
 export { readBedrockError } from '../translate/bedrock/errors.ts';
+export { buildConverseCountTokensRequest, converseTokenCount } from '../translate/bedrock/count-tokens.ts';
 export type { ConverseBlockDelta, ConverseBlockStart, ConverseOutputBlock, ConverseResponse, ConverseStreamEvent, ConverseStreamPayloads, ConverseUsage } from '../translate/bedrock/native.ts';
 // The binary AWS event stream (application/vnd.amazon.eventstream) → events; SSE is `decodeSseJson` / `readSse` above.
 export { decodeAwsEventStream, type AwsStreamEvent } from '../translate/bedrock/eventstream.ts';

@@ -80,6 +80,19 @@ export interface HttpProviderSpec<Options, Prepared = Options> extends Omit<Prov
   readError(status: number, body: unknown, headers: Headers): UpstreamFailure;
   /** POST /v1/embeddings: with it the provider declares `capabilities.embeddings` and its instance has `embed`. */
   embeddings?: HttpEmbeddingsSpec<Prepared>;
+  /** Exact token counts: with it the provider declares `capabilities.countTokens` and its instance has `countTokens`. */
+  countTokens?: HttpCountTokensSpec<Prepared>;
+}
+
+/**
+ * A provider's own token counter (Gemini `models/{m}:countTokens`, Bedrock `CountTokens`), over
+ * the same pool, signing, timeouts and error mapping as chat attempts.
+ */
+export interface HttpCountTokensSpec<Options> {
+  /** The counting request for the call's chat request (its translation, as a chat attempt would send it). */
+  buildRequest(call: ProviderCall, options: Options): HttpRequestSpec;
+  /** The 2xx answer → the input tokens; throw (a SyntaxError) when the answer has no count. */
+  toCount(body: unknown, call: ProviderCall, options: Options): number;
 }
 
 /**
@@ -137,7 +150,7 @@ export function defineHttpProvider<Options, Prepared>(spec: HttpProviderSpec<Opt
     description: spec.description,
     optionsSchema: spec.optionsSchema,
     secretOptions: spec.secretOptions,
-    capabilities: spec.embeddings ? { ...spec.capabilities, embeddings: true } : spec.capabilities,
+    capabilities: spec.embeddings || spec.countTokens ? { ...spec.capabilities, ...(spec.embeddings && { embeddings: true }), ...(spec.countTokens && { countTokens: true }) } : spec.capabilities,
     async create(options, env) {
       // The overloads hold that a spec without `prepare` has Prepared = Options.
       const prepared = spec.prepare ? await spec.prepare(options, env) : (options as unknown as Prepared);
@@ -160,6 +173,8 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
   /** Present only when the spec has an `embeddings` part (the core may test for it). */
   readonly embed?: (call: EmbeddingCall) => Promise<EmbeddingResponse>;
   readonly nativeProtocols?: readonly string[];
+  /** Present only when the spec has a `countTokens` part. */
+  readonly countTokens?: (call: ProviderCall) => Promise<number>;
 
   constructor(spec: HttpProviderSpec<Options, Prepared>, options: Prepared, env: ProviderEnv) {
     this.#spec = spec;
@@ -174,6 +189,8 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
     const embeddings = spec.embeddings;
     if (embeddings) this.embed = (call) => this.#embed(embeddings, call);
     if (spec.nativeProtocols) this.nativeProtocols = Object.freeze([...spec.nativeProtocols(options)]);
+    const counting = spec.countTokens;
+    if (counting) this.countTokens = (call) => this.#countTokens(counting, call);
   }
 
   /**
@@ -220,6 +237,18 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
       }
     });
     return joinEmbeddings(answers);
+  }
+
+  async #countTokens(part: HttpCountTokensSpec<Prepared>, call: ProviderCall): Promise<number> {
+    const res = await this.#dispatch(part.buildRequest(call, this.#options), call);
+    const body = await this.#readJson(res, call);
+    try {
+      return part.toCount(body, call, this.#options);
+    } catch (err) {
+      // An answer that cannot be read is the provider's fault (502), as for chat translation.
+      if (err instanceof UpstreamError || err instanceof GatewayError) throw err;
+      throw UpstreamError.protocol(this.#name, (err as Error)?.message ?? String(err), err);
+    }
   }
 
   /**

@@ -11,16 +11,19 @@
  *   a chat tool message holds only text; `is_error` is said in the text ("Error: ...").
  * - Assistant turns: text blocks joined into `content` (joined as they stand, the way the anthropic
  *   plugin joins them the other way); `tool_use` → `tool_calls` with `JSON.stringify(input)`.
- * - `thinking` and `redacted_thinking` blocks are dropped: chat has no standard field to carry past
- *   reasoning back (DeepSeek refuses `reasoning_content` in input, OpenAI keeps reasoning server
- *   side), and their signatures mean something only to Anthropic, whose native pass-through keeps them.
- * - `cache_control` and `citations` settings are dropped: caching is an optimisation (OpenAI-style
- *   providers cache prefixes on their own) and chat answers carry no citations.
+ * - `thinking` and `redacted_thinking` blocks of assistant turns → the assistant message's
+ *   `thinking_blocks` (the gateway's extension, signatures and redacted data kept: thinking.ts), for
+ *   the providers that take them back (Bedrock, Gemini, Anthropic); OpenAI-style targets get none.
+ *   In a user turn they mean nothing and are left out.
+ * - `cache_control` marks the chat message its block becomes (cache-control.ts); `citations`
+ *   settings are dropped: chat answers carry no citations.
  * - Server-tool blocks, Files API sources (`file_id`), PDFs by URL and search results are
  *   Anthropic-only (NativeOnly); any other block type is a 400.
  */
-import type { ChatMessage, ContentPart, ToolCall } from '../../openai-types.ts';
+import type { CacheControl, ChatMessage, ContentPart, ThinkingBlock, ToolCall } from '../../openai-types.ts';
+import { cacheControlOf } from './cache-control.ts';
 import { type Json, type NativeOnly, arrayAt, invalid, isObject, objectAt, stringAt } from './fields.ts';
+import { thinkingBlockOf } from './thinking.ts';
 
 /** Block types produced and consumed by Anthropic's server tools (web search, code execution, ...). */
 const SERVER_TOOL_BLOCK = /^(server_tool_use|.*_tool_result|container_upload|mcp_tool_use)$/;
@@ -29,7 +32,7 @@ export function chatMessagesOf(system: unknown, messages: unknown, nativeOnly: N
   const out: ChatMessage[] = [];
   if (system !== undefined && system !== null) {
     const text = systemText(system, 'system');
-    if (text) out.push({ role: 'system', content: text });
+    if (text) out.push(marked({ role: 'system', content: text }, systemCache(system, 'system')));
   }
   const turns = arrayAt(messages, 'messages');
   if (!turns.length) throw invalid('messages', 'at least one message is required');
@@ -51,7 +54,7 @@ function turnMessages(turn: Json, param: string, nativeOnly: NativeOnly): ChatMe
     }
     case 'system': {
       const text = systemText(content, `${param}.content`);
-      return text ? [{ role: 'system', content: text }] : [];
+      return text ? [marked({ role: 'system', content: text }, systemCache(content, `${param}.content`))] : [];
     }
     default:
       throw invalid(`${param}.role`, 'expected "user" or "assistant"');
@@ -63,6 +66,22 @@ function systemText(system: unknown, param: string): string {
   return arrayAt(system, param)
     .map((block, j) => textOfBlock(block, `${param}[${j}]`))
     .join('\n\n');
+}
+
+/** The last cache marker on a system prompt's blocks (the whole prompt is one chat message). */
+function systemCache(system: unknown, param: string): CacheControl | undefined {
+  if (!Array.isArray(system)) return undefined;
+  let control: CacheControl | undefined;
+  system.forEach((block, j) => {
+    control = cacheControlOf(objectAt(block, `${param}[${j}]`), `${param}[${j}]`) ?? control;
+  });
+  return control;
+}
+
+/** The message with its cache marker, when it has one. */
+function marked(message: ChatMessage, control: CacheControl | undefined): ChatMessage {
+  if (control) message.cache_control = control;
+  return message;
 }
 
 function textOfBlock(block: unknown, param: string): string {
@@ -79,21 +98,24 @@ function userMessages(content: string | unknown[], param: string, nativeOnly: Na
   /** Images and PDFs returned by tools, shown to the model in the user message after the tool messages. */
   const attachments: ContentPart[] = [];
   const parts: ContentPart[] = [];
+  let partsCache: CacheControl | undefined;
   content.forEach((raw, j) => {
     const at = `${param}[${j}]`;
     const block = objectAt(raw, at);
     if (block.type === 'tool_result') {
       const result = toolResult(block, at, nativeOnly);
-      tools.push(result.message);
+      tools.push(marked(result.message, cacheControlOf(block, at)));
       attachments.push(...result.attachments);
     } else {
       parts.push(...userParts(block, at, nativeOnly));
+      partsCache = cacheControlOf(block, at) ?? partsCache;
     }
   });
   const rest = [...attachments, ...parts];
   // A turn that held only tool results needs no user message of its own.
   if (tools.length && !rest.length) return tools;
-  return [...tools, { role: 'user', content: rest }];
+  // A marker on a text block after tool results still ends the prefix after the whole turn.
+  return [...tools, marked({ role: 'user', content: rest }, partsCache)];
 }
 
 /** One user content block as chat parts (none for dropped and native-only blocks). */
@@ -203,9 +225,12 @@ function assistantMessage(content: string | unknown[], param: string, nativeOnly
   if (typeof content === 'string') return { role: 'assistant', content };
   let text = '';
   const calls: ToolCall[] = [];
+  const thinking: ThinkingBlock[] = [];
+  let control: CacheControl | undefined;
   content.forEach((raw, j) => {
     const at = `${param}[${j}]`;
     const block = objectAt(raw, at);
+    control = cacheControlOf(block, at) ?? control;
     switch (block.type) {
       case 'text':
         text += stringAt(block.text, `${at}.text`);
@@ -218,6 +243,7 @@ function assistantMessage(content: string | unknown[], param: string, nativeOnly
       }
       case 'thinking':
       case 'redacted_thinking':
+        thinking.push(thinkingBlockOf(block, at));
         return;
       default:
         if (typeof block.type === 'string' && SERVER_TOOL_BLOCK.test(block.type)) {
@@ -227,10 +253,12 @@ function assistantMessage(content: string | unknown[], param: string, nativeOnly
         throw invalid(`${at}.type`, `a ${JSON.stringify(block.type)} block cannot appear in an assistant turn`);
     }
   });
+  // A turn of thinking alone (no answer) has nothing a chat provider could take back.
   if (!text && !calls.length) return undefined;
   const message: ChatMessage = { role: 'assistant', content: text || null };
   if (calls.length) message.tool_calls = calls;
-  return message;
+  if (thinking.length) message.thinking_blocks = thinking;
+  return marked(message, control);
 }
 
 function unknownBlock(block: Json, param: string, nativeOnly: NativeOnly): ContentPart[] {

@@ -12,6 +12,7 @@ import type { ChatCompletionChunk } from '../../openai-types.ts';
 import type { ErrorAnswer, ExchangeAttempt, SseEvents } from '../../pipeline/exchange.ts';
 import type { NativeRequest } from '../../plugin-api.ts';
 import { defineProtocol } from '../protocol.ts';
+import { promptCacheKeyOf } from './cache-control.ts';
 import { estimateInputTokens } from './count-tokens.ts';
 import { anthropicErrorOf } from './errors.ts';
 import { type Json, isObject } from './fields.ts';
@@ -44,11 +45,16 @@ export const messagesProtocol = defineProtocol<MessagesCall>({
   operation: 'chat',
   paths: ['/v1/messages', '/messages'],
   parse: (body) => readBody(body),
-  begin({ body, chat, nativeOnly }, { id, headers }) {
+  begin({ body, chat, unservable, untranslatable }, { id, headers }) {
+    // Cache markers → OpenAI's prompt_cache_key (other translations leave it out), unless the client set one.
+    if (chat.prompt_cache_key === undefined) {
+      const key = promptCacheKeyOf(chat, credentialOf(headers));
+      if (key) chat.prompt_cache_key = key;
+    }
     return {
       body: chat,
-      // What only Anthropic serves (server tools, Files API sources...) is refused by any other target.
-      native: { protocol: MESSAGES, body, headers: anthropicHeaders(headers), untranslatable: nativeOnly },
+      // What only Anthropic serves: dropped and reported, or refused (request.ts's table), by any other target.
+      native: { protocol: MESSAGES, body, headers: anthropicHeaders(headers), unservable, untranslatable },
       headers: { 'request-id': id },
       answer(response, attempt) {
         if (attempt.passthrough && attempt.native?.kind === 'json') return attempt.native.body;
@@ -62,8 +68,9 @@ export const messagesProtocol = defineProtocol<MessagesCall>({
 
 /**
  * count_tokens (https://docs.anthropic.com/en/api/messages-count-tokens): counted by a target that
- * speaks it (`x-switchyard-token-count: exact`), else the gateway's estimate of the translated
- * request (`estimate`). Through the pipeline like any request: keys, limits (a request, no
+ * speaks it natively, or by one with its own counter (`capabilities.countTokens`: Gemini's
+ * countTokens, Bedrock's CountTokens), of the translated request (`x-switchyard-token-count:
+ * exact`), else the gateway's estimate of the translated request (`estimate`). Through the pipeline like any request: keys, limits (a request, no
  * tokens), failover, metrics and the log line.
  */
 export const countTokensProtocol = defineProtocol<MessagesCall>({
@@ -71,14 +78,15 @@ export const countTokensProtocol = defineProtocol<MessagesCall>({
   operation: 'count_tokens',
   paths: ['/v1/messages/count_tokens', '/messages/count_tokens'],
   parse: (body) => readBody(body, { max_tokens: 1 }),
-  begin({ body, chat, nativeOnly }, { id, headers }) {
+  begin({ body, chat, unservable, untranslatable }, { id, headers }) {
     return {
       body: chat,
-      native: { protocol: COUNT_TOKENS, body, headers: anthropicHeaders(headers), untranslatable: nativeOnly },
+      native: { protocol: COUNT_TOKENS, body, headers: anthropicHeaders(headers), unservable, untranslatable },
       estimate: estimateInputTokens(chat),
       headers: { 'request-id': id },
       answer(response, attempt, responseHeaders) {
-        responseHeaders['x-switchyard-token-count'] = attempt.passthrough ? 'exact' : 'estimate';
+        // Counted by the provider (natively, or by its own counter), else the gateway's estimate.
+        responseHeaders['x-switchyard-token-count'] = attempt.sent ? 'exact' : 'estimate';
         if (attempt.passthrough && attempt.native?.kind === 'json') return attempt.native.body;
         return response.body;
       },
@@ -86,6 +94,14 @@ export const countTokensProtocol = defineProtocol<MessagesCall>({
   },
   error: anthropicError,
 });
+
+/** The caller's key as sent (x-api-key or a bearer token): only ever hashed (promptCacheKeyOf). */
+function credentialOf(headers: IncomingHttpHeaders): string | undefined {
+  const key = headers['x-api-key'];
+  if (typeof key === 'string' && key) return key;
+  const auth = headers.authorization;
+  return typeof auth === 'string' && auth ? auth.replace(/^Bearer\s+/i, '') : undefined;
+}
 
 /** The client's Anthropic protocol headers worth passing to an Anthropic upstream. */
 function anthropicHeaders(headers: IncomingHttpHeaders): NativeRequest['headers'] {

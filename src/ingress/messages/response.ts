@@ -1,9 +1,10 @@
 /**
  * A chat completion → Anthropic's `message` (https://docs.anthropic.com/en/api/messages#response).
  *
- * Content, in the order a stream of the same answer opens its blocks: a `thinking` block for the
- * reasoning (`reasoning_content`, with an empty signature: there is no Anthropic signature to
- * give), a `text` block for the content (or for the refusal, which Anthropic says with
+ * Content, in the order a stream of the same answer opens its blocks: the reasoning (the
+ * gateway's `thinking_blocks`, each `thinking` with its provider's signature or
+ * `redacted_thinking` with its data; else `reasoning_content` as one thinking block with an empty
+ * signature, there being none to give), a `text` block for the content (or for the refusal, which Anthropic says with
  * stop_reason `refusal`), then one `tool_use` block per tool call with the call's own id (the
  * client sends it back as `tool_use_id`, and the provider must see its own id again).
  *
@@ -23,8 +24,7 @@ export function chatToMessage(completion: ChatCompletion, request: MessagesReque
   const choice = completion.choices?.[0];
   const message = choice?.message;
   const content: ContentBlock[] = [];
-  const reasoning = reasoningOf(message);
-  if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' });
+  content.push(...thinkingOf(message));
   const refusal = typeof message?.refusal === 'string' && message.refusal ? message.refusal : '';
   const text = (typeof message?.content === 'string' ? message.content : '') + refusal;
   if (text) content.push({ type: 'text', text });
@@ -39,6 +39,15 @@ export function chatToMessage(completion: ChatCompletion, request: MessagesReque
     ...stopOf({ finishReason: choice?.finish_reason, matchedStop: choice?.stop_reason, hasToolCalls: calls.length > 0, refused: refusal !== '' }, request),
     usage: usageOf(completion.usage),
   };
+}
+
+function thinkingOf(message: ChatCompletion['choices'][number]['message'] | undefined): ContentBlock[] {
+  const blocks = Array.isArray(message?.thinking_blocks) ? message.thinking_blocks : [];
+  if (blocks.length) {
+    return blocks.map((b) => (b.type === 'redacted_thinking' ? { type: 'redacted_thinking', data: b.data } : { type: 'thinking', thinking: b.thinking ?? '', signature: b.signature ?? '' }));
+  }
+  const reasoning = reasoningOf(message);
+  return reasoning ? [{ type: 'thinking', thinking: reasoning, signature: '' }] : [];
 }
 
 function inputOf(args: string | undefined): Record<string, unknown> {

@@ -202,11 +202,34 @@ describe('MessagesStreamWriter over recorded chat streams', () => {
     });
   });
 
-  it('anthropic stream-thinking via the plugin: a thinking block, then a text block', async () => {
+  it('anthropic stream-thinking via the plugin: a thinking block closed by its signature_delta, then a text block', async () => {
     const events = write(await viaAnthropicPlugin('stream-thinking'));
     expect(events.filter((e) => e.type === 'content_block_start')).toEqual([
       { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
       { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } },
+    ]);
+    const signature = events.find((e) => e.type === 'content_block_delta' && e.delta.type === 'signature_delta');
+    expect(signature).toMatchObject({ index: 0, delta: { signature: expect.stringMatching(/^EvMCCkYICxgC/) } });
+    expect(events[events.indexOf(signature!) + 1]).toEqual({ type: 'content_block_stop', index: 0 });
+  });
+
+  it('a signature with no thinking open opens one; a redacted block stands alone; reasoning after a signature is a new block', () => {
+    const chunk = (delta: Record<string, unknown>) => ({ id: 'c', object: 'chat.completion.chunk' as const, created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: null }] });
+    const events = write([
+      chunk({ thinking_blocks: [{ type: 'thinking', thinking: '', signature: 'gemini:call:s1' }] }),
+      chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: 'EmwK' }] }),
+      chunk({ reasoning_content: 'more' }),
+      chunk({ content: 'done' }),
+    ]);
+    expect(grammarViolations(events)).toEqual([]);
+    expect(events.filter((e) => e.type === 'content_block_start' || e.type === 'content_block_delta').map((e) => ('content_block' in e ? e.content_block : e.delta))).toEqual([
+      { type: 'thinking', thinking: '', signature: '' },
+      { type: 'signature_delta', signature: 'gemini:call:s1' },
+      { type: 'redacted_thinking', data: 'EmwK' },
+      { type: 'thinking', thinking: '', signature: '' },
+      { type: 'thinking_delta', thinking: 'more' },
+      { type: 'text', text: '' },
+      { type: 'text_delta', text: 'done' },
     ]);
   });
 

@@ -10,6 +10,9 @@
  *   content_block_stop     (text_delta), each chat tool-call index → its own tool_use block
  *                          (input_json_delta with the argument fragments as they come). One block
  *                          is open at a time; indexes count from 0 in the order blocks open.
+ *                          The gateway's `thinking_blocks` delta: a signature → signature_delta on
+ *                          the open thinking block (one opened for it if none is), which it closes;
+ *                          a redacted block → its own redacted_thinking block, opened and closed.
  *   message_delta          at end(): stop_reason and stop_sequence (message-fields.ts) and the
  *                          cumulative usage (output_tokens, and the input counts once a usage
  *                          chunk brought them, which the SDK's accumulator takes over)
@@ -26,13 +29,13 @@
  * have nowhere to go in Anthropic's grammar and are dropped; providers send each call's fragments
  * together, so this does not happen with the built-in ones.
  */
-import type { ChatCompletionChunk, ChunkToolCallDelta, FinishReason, Usage } from '../../openai-types.ts';
+import type { ChatCompletionChunk, ChunkToolCallDelta, FinishReason, ThinkingBlock, Usage } from '../../openai-types.ts';
 import type { GatewayError } from '../../errors.ts';
 import { anthropicErrorOf } from './errors.ts';
 import { messageIdOf, reasoningOf, stopOf, usageOf } from './message-fields.ts';
 import type { AnthropicEvent, BlockDelta, ContentBlock, MessagesRequestInfo } from './types.ts';
 
-type OpenBlock = { kind: 'thinking' | 'text'; index: number } | { kind: 'tool'; index: number; call: number };
+type OpenBlock = { kind: 'thinking' | 'text' | 'redacted'; index: number } | { kind: 'tool'; index: number; call: number };
 
 interface PendingCall {
   id?: string;
@@ -77,6 +80,7 @@ export class MessagesStreamWriter {
     const delta = choice.delta ?? {};
     const reasoning = reasoningOf(delta);
     if (reasoning) this.#append('thinking', { type: 'thinking_delta', thinking: reasoning }, out);
+    if (Array.isArray(delta.thinking_blocks)) for (const block of delta.thinking_blocks) this.#thinkingBlock(block, out);
     if (typeof delta.content === 'string' && delta.content) this.#append('text', { type: 'text_delta', text: delta.content }, out);
     if (typeof delta.refusal === 'string' && delta.refusal) {
       this.#refused = true;
@@ -132,6 +136,22 @@ export class MessagesStreamWriter {
       this.#openBlock({ kind, index: this.#nextIndex }, block, out);
     }
     out.push({ type: 'content_block_delta', index: this.#open!.index, delta });
+  }
+
+  /** A signature ends the thinking block it signs; a redacted block stands alone. */
+  #thinkingBlock(block: ThinkingBlock, out: AnthropicEvent[]): void {
+    if (block?.type === 'redacted_thinking') {
+      if (typeof block.data !== 'string') return;
+      this.#openBlock({ kind: 'redacted', index: this.#nextIndex }, { type: 'redacted_thinking', data: block.data }, out);
+      this.#close(out);
+      return;
+    }
+    if (block?.type !== 'thinking') return;
+    if (typeof block.thinking === 'string' && block.thinking) this.#append('thinking', { type: 'thinking_delta', thinking: block.thinking }, out);
+    if (typeof block.signature !== 'string' || !block.signature) return;
+    if (this.#open?.kind !== 'thinking') this.#openBlock({ kind: 'thinking', index: this.#nextIndex }, { type: 'thinking', thinking: '', signature: '' }, out);
+    out.push({ type: 'content_block_delta', index: this.#open!.index, delta: { type: 'signature_delta', signature: block.signature } });
+    this.#close(out);
   }
 
   #toolCall(delta: ChunkToolCallDelta, out: AnthropicEvent[]): void {

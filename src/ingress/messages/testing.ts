@@ -3,7 +3,7 @@
  * folded into the completion they add up to, and the type shape of a JSON value for comparing
  * ours with recorded Anthropic payloads.
  */
-import type { ChatCompletion, ChatCompletionChunk, ToolCall } from '../../openai-types.ts';
+import type { ChatCompletion, ChatCompletionChunk, ThinkingBlock, ToolCall } from '../../openai-types.ts';
 
 /** What a client accumulating the chunks would hold: the same answer as one completion. */
 export function foldChunks(chunks: ChatCompletionChunk[]): ChatCompletion {
@@ -11,6 +11,9 @@ export function foldChunks(chunks: ChatCompletionChunk[]): ChatCompletion {
   let content = '';
   let refusal = '';
   let reasoning = '';
+  /** Reasoning since the last signature: a signature closes it into a block (see ChatCompletionChunk). */
+  let run = '';
+  const thinking: ThinkingBlock[] = [];
   const calls = new Map<number, ToolCall>();
   const choice: ChatCompletion['choices'][number] = { index: 0, message: { role: 'assistant', content: null }, finish_reason: null };
   let usage: ChatCompletion['usage'];
@@ -21,7 +24,17 @@ export function foldChunks(chunks: ChatCompletionChunk[]): ChatCompletion {
     const d = c.delta ?? {};
     if (typeof d.content === 'string') content += d.content;
     if (typeof d.refusal === 'string') refusal += d.refusal;
-    if (typeof d.reasoning_content === 'string') reasoning += d.reasoning_content;
+    if (typeof d.reasoning_content === 'string') {
+      reasoning += d.reasoning_content;
+      run += d.reasoning_content;
+    }
+    for (const b of d.thinking_blocks ?? []) {
+      if (b.type === 'redacted_thinking') thinking.push(b);
+      else if (b.signature) {
+        thinking.push({ type: 'thinking', thinking: run + b.thinking, signature: b.signature });
+        run = '';
+      }
+    }
     for (const t of d.tool_calls ?? []) {
       const call = calls.get(t.index) ?? { id: '', type: 'function' as const, function: { name: '', arguments: '' } };
       if (t.id) call.id = t.id;
@@ -37,6 +50,8 @@ export function foldChunks(chunks: ChatCompletionChunk[]): ChatCompletion {
   choice.message.content = content || null;
   if (refusal) choice.message.refusal = refusal;
   if (reasoning) choice.message.reasoning_content = reasoning;
+  if (run && thinking.length) thinking.push({ type: 'thinking', thinking: run });
+  if (thinking.length) choice.message.thinking_blocks = thinking;
   if (calls.size) choice.message.tool_calls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
   return { id: first.id, object: 'chat.completion', created: first.created, model: first.model, choices: [choice], usage };
 }

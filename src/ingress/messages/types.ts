@@ -12,11 +12,20 @@ export interface TextBlock {
   text: string;
 }
 
-/** Extended thinking. The signature is Anthropic's; a translated answer has none (''). */
+/**
+ * Extended thinking. The signature is the provider's (Anthropic's, Bedrock's, or Gemini's
+ * thoughtSignature), sent back on the next turn; '' when the provider gave none.
+ */
 export interface ThinkingBlock {
   type: 'thinking';
   thinking: string;
   signature: string;
+}
+
+/** Reasoning the provider encrypted: `data` is opaque and goes back as it came. */
+export interface RedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
 }
 
 export interface ToolUseBlock {
@@ -26,7 +35,7 @@ export interface ToolUseBlock {
   input: Record<string, unknown>;
 }
 
-export type ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock;
+export type ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock;
 
 /**
  * Anthropic counts cache reads and writes apart from `input_tokens` (the uncached rest); the
@@ -76,7 +85,11 @@ export interface ContentBlockStartEvent {
   content_block: ContentBlock;
 }
 
-export type BlockDelta = { type: 'text_delta'; text: string } | { type: 'thinking_delta'; thinking: string } | { type: 'input_json_delta'; partial_json: string };
+export type BlockDelta =
+  | { type: 'text_delta'; text: string }
+  | { type: 'thinking_delta'; thinking: string }
+  | { type: 'signature_delta'; signature: string }
+  | { type: 'input_json_delta'; partial_json: string };
 
 export interface ContentBlockDeltaEvent {
   type: 'content_block_delta';
@@ -102,7 +115,7 @@ export interface MessageStopEvent {
 
 export interface ErrorEvent {
   type: 'error';
-  error: { type: AnthropicErrorType; message: string };
+  error: { type: AnthropicErrorType; message: string; details?: Readonly<Record<string, unknown>> };
 }
 
 export type AnthropicEvent = MessageStartEvent | PingEvent | ContentBlockStartEvent | ContentBlockDeltaEvent | ContentBlockStopEvent | MessageDeltaEvent | MessageStopEvent | ErrorEvent;
@@ -123,7 +136,7 @@ export type AnthropicErrorType =
 
 export interface AnthropicErrorBody {
   type: 'error';
-  error: { type: AnthropicErrorType; message: string };
+  error: { type: AnthropicErrorType; message: string; details?: Readonly<Record<string, unknown>> };
   /** Anthropic's bodies repeat the `request-id` header here. */
   request_id?: string;
 }

@@ -10,11 +10,17 @@
  * - Images: base64 data URLs → base64 image sources, other URLs → url sources; an inline PDF
  *   (`file.file_data`) → a document block. Audio and file ids are unsupported parameters.
  * - Turns with nothing in them are left out (the API rejects empty content and empty text blocks).
+ * - Past reasoning (the gateway's `thinking_blocks`) → `thinking` blocks with their signature and
+ *   `redacted_thinking` blocks, ahead of the assistant's text; unsigned thinking and Gemini's are
+ *   left out (Anthropic refuses what it cannot verify).
+ * - Cache markers (`cache_control` on a message, the gateway's extension) → `cache_control` on the
+ *   last block of that message (a marked system message makes `system` a list of text blocks).
  */
 import type { ChatMessage, ContentPart } from '../../openai-types.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
 import { unsupportedParam } from '../../providers/params.ts';
 import { parseDataUrl, partsOf, textOf, toolCallArguments } from '../../protocol/content.ts';
+import { claudeThinkingBlocks } from '../chat/thinking.ts';
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
 export interface AnthropicMessage {
@@ -23,23 +29,32 @@ export interface AnthropicMessage {
 }
 
 export interface TranslatedMessages {
-  system?: string;
+  /** The system prompt: one string, or text blocks when one of them carries a cache marker. */
+  system?: string | AnthropicBlock[];
   messages: AnthropicMessage[];
 }
 
 export function translateMessages(call: ProviderCall): TranslatedMessages {
-  const system: string[] = [];
+  const system: AnthropicBlock[] = [];
   const messages: AnthropicMessage[] = [];
   call.request.messages.forEach((m, i) => {
     if (m.role === 'system' || m.role === 'developer') {
       const text = textOf(m.content);
-      if (text) system.push(text);
+      if (text) system.push(m.cache_control ? { type: 'text', text, cache_control: m.cache_control } : { type: 'text', text });
       return;
     }
     const turn = translateMessage(m, i, call);
-    if (turn && !isEmpty(turn.content)) push(messages, turn);
+    if (!turn || isEmpty(turn.content)) return;
+    if (m.cache_control) {
+      const blocks = blocksOf(turn.content);
+      blocks[blocks.length - 1] = { ...blocks[blocks.length - 1], cache_control: m.cache_control };
+      turn.content = blocks;
+    }
+    push(messages, turn);
   });
-  return system.length ? { system: system.join('\n\n'), messages } : { messages };
+  if (!system.length) return { messages };
+  if (system.some((b) => b.cache_control)) return { system, messages };
+  return { system: system.map((b) => b.text).join('\n\n'), messages };
 }
 
 function translateMessage(m: ChatMessage, i: number, call: ProviderCall): AnthropicMessage | undefined {
@@ -59,7 +74,7 @@ function translateMessage(m: ChatMessage, i: number, call: ProviderCall): Anthro
 }
 
 function assistantBlocks(m: ChatMessage, i: number): AnthropicBlock[] {
-  const blocks: AnthropicBlock[] = [];
+  const blocks: AnthropicBlock[] = claudeThinkingBlocks(m.thinking_blocks).map((b) => ({ ...b }));
   const text = textOf(m.content);
   if (text) blocks.push({ type: 'text', text });
   (m.tool_calls ?? []).forEach((tc, j) => {

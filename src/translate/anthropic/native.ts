@@ -15,8 +15,12 @@ export interface AnthropicUsage {
   cache_creation_input_tokens?: number | null;
 }
 
-/** The content blocks the translations read; server tools, redacted thinking and the like pass over. */
-export type AnthropicContentBlock = { type: 'text'; text?: string } | { type: 'thinking'; thinking?: string; signature?: string } | { type: 'tool_use'; id?: string; name?: string; input?: unknown };
+/** The content blocks the translations read; server tools and the like pass over. */
+export type AnthropicContentBlock =
+  | { type: 'text'; text?: string }
+  | { type: 'thinking'; thinking?: string; signature?: string }
+  | { type: 'redacted_thinking'; data?: string }
+  | { type: 'tool_use'; id?: string; name?: string; input?: unknown };
 
 /** The non-streamed answer, and the snapshot `message_start` opens a stream with (content empty). */
 export interface AnthropicResponse {

@@ -9,6 +9,7 @@
 import type { ChatCompletionRequest, FunctionTool } from '../../openai-types.ts';
 import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
 import { functionOf, jsonSchemaFormat, unsupportedParam } from '../../providers/params.ts';
+import { CLAUDE_LEAVES_OUT, isClaudeThinking, reportThinkingLeftOut } from '../chat/thinking.ts';
 import { translateMessages } from './messages.ts';
 
 export interface AnthropicRequestSettings {
@@ -40,6 +41,7 @@ const SERVICE_TIER: Record<string, string> = { auto: 'auto', default: 'standard_
 
 export function buildAnthropicRequest(call: ProviderCall, settings: AnthropicRequestSettings): Record<string, unknown> {
   const r = call.request;
+  reportThinkingLeftOut(call, isClaudeThinking, CLAUDE_LEAVES_OUT);
   const { system, messages } = translateMessages(call);
 
   const body: Record<string, unknown> = {
@@ -88,6 +90,8 @@ function toolOf(tool: FunctionTool, i: number, call: ProviderCall): Record<strin
   if (f.description) out.description = f.description;
   out.input_schema = f.parameters ?? { type: 'object', properties: {} };
   if (f.strict === true) out.strict = true;
+  // The gateway's cache marker: the cached prefix ends with the tools.
+  if (tool.cache_control) out.cache_control = tool.cache_control;
   return out;
 }
 

@@ -48,7 +48,7 @@ describe('anthropicToCompletion', () => {
     expect(c.usage).toEqual({ prompt_tokens: 3 + 1111 + 418, completion_tokens: 33, total_tokens: 3 + 1111 + 418 + 33, prompt_tokens_details: { cached_tokens: 1111, cache_write_tokens: 418 } });
   });
 
-  it('thinking is reasoning_content; redacted thinking and unknown blocks are left out', () => {
+  it('thinking is reasoning_content, and with its signature and the redacted block thinking_blocks; unknown blocks are left out', () => {
     const c = anthropicToCompletion(
       {
         id: 'm',
@@ -64,7 +64,16 @@ describe('anthropicToCompletion', () => {
       },
       call,
     );
-    expect(c.choices[0].message).toEqual({ role: 'assistant', content: 'Yes.', refusal: null, reasoning_content: 'Let me see.' });
+    expect(c.choices[0].message).toEqual({
+      role: 'assistant',
+      content: 'Yes.',
+      refusal: null,
+      reasoning_content: 'Let me see.',
+      thinking_blocks: [
+        { type: 'thinking', thinking: 'Let me see.', signature: 'sig' },
+        { type: 'redacted_thinking', data: 'xxx' },
+      ],
+    });
   });
 
   it('an answer without a content array is malformed; an error body is an upstream error', () => {

@@ -1,10 +1,11 @@
 /**
  * Anthropic Messages response → OpenAI chat completion. Text blocks are joined into `content`,
  * `tool_use` blocks become `tool_calls` (input re-serialised as the arguments string), extended
- * thinking is exposed as `reasoning_content` (the field OpenAI-compatible servers use for it);
- * redacted thinking, citations and server-tool blocks are left out.
+ * thinking is exposed as `reasoning_content` (the field OpenAI-compatible servers use for it), and
+ * with its signature, like redacted thinking, as the gateway's `thinking_blocks` (sent back on the
+ * next turn); citations and server-tool blocks are left out.
  */
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.ts';
+import type { ChatCompletion, FinishReason, ThinkingBlock, ToolCall, Usage } from '../../openai-types.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
 import { failureOf, statusOf } from './errors.ts';
@@ -42,16 +43,21 @@ export function anthropicToCompletion(body: unknown, call: ProviderCall): ChatCo
   if (!r || typeof r !== 'object' || !('content' in r) || !Array.isArray(r.content)) throw new SyntaxError('the answer has no content array');
   let text = '';
   let reasoning = '';
+  const thinking: ThinkingBlock[] = [];
   const toolCalls: ToolCall[] = [];
   for (const block of r.content) {
     if (block.type === 'text') text += block.text ?? '';
-    else if (block.type === 'thinking') reasoning += block.thinking ?? '';
+    else if (block.type === 'thinking') {
+      reasoning += block.thinking ?? '';
+      thinking.push(block.signature ? { type: 'thinking', thinking: block.thinking ?? '', signature: block.signature } : { type: 'thinking', thinking: block.thinking ?? '' });
+    } else if (block.type === 'redacted_thinking' && block.data) thinking.push({ type: 'redacted_thinking', data: block.data });
     else if (block.type === 'tool_use') toolCalls.push({ id: block.id ?? '', type: 'function', function: { name: block.name ?? '', arguments: JSON.stringify(block.input ?? {}) } });
   }
   const message: ChatCompletion['choices'][0]['message'] = { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null };
   if (toolCalls.length) message.tool_calls = toolCalls;
   // Extended thinking, under the field name OpenAI-compatible servers use for it.
   if (reasoning) message.reasoning_content = reasoning;
+  if (thinking.length) message.thinking_blocks = thinking;
   return {
     id: r.id,
     object: 'chat.completion',

@@ -5,7 +5,9 @@
  *   content_block_start      tool_use → a tool-call chunk with id and name (tool calls are numbered
  *                            among tool_use blocks only); text with initial text → content
  *   content_block_delta      text_delta → content; input_json_delta → argument fragments;
- *                            thinking_delta → `reasoning_content`; signature/citations → nothing
+ *                            thinking_delta → `reasoning_content`; signature_delta → the
+ *                            gateway's `thinking_blocks` (the signature); citations → nothing;
+ *                            redacted_thinking (at its start) → `thinking_blocks`
  *   message_delta            the finish chunk (stop_reason mapped); usage updated
  *   message_stop             a usage-only chunk (choices: []); the core strips it unless asked
  *   ping, content_block_stop nothing
@@ -46,7 +48,8 @@ export function createAnthropicStreamTranslator(call: ProviderCall): StreamTrans
       return chunk(chunks.started() ? { tool_calls: [start] } : { content: null, tool_calls: [start] });
     }
     if (block?.type === 'text' && block.text) return chunk({ content: block.text });
-    return undefined; // text starts empty; thinking, redacted_thinking, server tools: nothing yet
+    if (block?.type === 'redacted_thinking' && block.data) return chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: block.data }] });
+    return undefined; // text starts empty; thinking, server tools: nothing yet
   };
 
   const blockDelta = (data: EventOf<'content_block_delta'>): ChatCompletionChunk | undefined => {
@@ -62,8 +65,10 @@ export function createAnthropicStreamTranslator(call: ProviderCall): StreamTrans
       }
       case 'thinking_delta':
         return delta.thinking ? chunk({ reasoning_content: delta.thinking }) : undefined;
+      case 'signature_delta':
+        return delta.signature ? chunk({ thinking_blocks: [{ type: 'thinking', thinking: '', signature: delta.signature }] }) : undefined;
       default:
-        return undefined; // signature_delta, citations_delta: nothing an OpenAI client can use
+        return undefined; // citations_delta: nothing an OpenAI client can use
     }
   };
 

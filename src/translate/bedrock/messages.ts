@@ -15,11 +15,19 @@
  *   `image.source.s3Location`; https URLs are an unsupported parameter (the gateway does not
  *   fetch). Inline files (`file.file_data` data URLs) → `document` blocks.
  * - Empty text blocks and empty turns are left out (Bedrock rejects blank text and empty content).
+ * - Past reasoning (the gateway's `thinking_blocks`) → `reasoningContent` blocks ahead of the
+ *   assistant's text: signed thinking as `reasoningText` with its signature, redacted thinking as
+ *   `redactedContent`. Unsigned thinking, and Gemini's, is left out: Claude refuses reasoning it
+ *   cannot verify.
+ * - Cache markers (`cache_control`, the gateway's extension) → a `cachePoint` block after the
+ *   marked system text or at the end of the marked message
+ *   (https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html).
  */
 import type { ChatMessage, ContentPart } from '../../openai-types.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
 import { unsupportedParam } from '../../providers/params.ts';
 import { parseDataUrl, partsOf, textOf, toolCallArguments } from '../../protocol/content.ts';
+import { claudeThinkingBlocks } from '../chat/thinking.ts';
 
 export type ConverseBlock = Record<string, unknown>;
 export interface ConverseMessage {
@@ -28,7 +36,8 @@ export interface ConverseMessage {
 }
 
 export interface TranslatedMessages {
-  system: Array<{ text: string }>;
+  /** Text blocks, with a cachePoint after a marked one. */
+  system: ConverseBlock[];
   messages: ConverseMessage[];
   /** The conversation holds toolUse/toolResult blocks (Converse then needs a toolConfig). */
   hasToolBlocks: boolean;
@@ -50,11 +59,14 @@ const DOCUMENT_FORMATS: Record<string, string> = {
   'text/markdown': 'md',
 };
 
+/** Bedrock's prompt-cache checkpoint: the prefix up to it is cached (5 minutes). */
+export const CACHE_POINT: ConverseBlock = Object.freeze({ cachePoint: Object.freeze({ type: 'default' }) });
+
 /** What an empty tool answer is sent as. */
 export const EMPTY_TOOL_RESULT = '(empty)';
 
 export function translateMessages(call: ProviderCall): TranslatedMessages {
-  const system: Array<{ text: string }> = [];
+  const system: ConverseBlock[] = [];
   const messages: ConverseMessage[] = [];
   let hasToolBlocks = false;
   const calledTools = new Set<string>();
@@ -62,10 +74,12 @@ export function translateMessages(call: ProviderCall): TranslatedMessages {
     if (m.role === 'system' || m.role === 'developer') {
       const text = textOf(m.content);
       if (text.trim()) system.push({ text });
+      if (m.cache_control && system.length) system.push(CACHE_POINT);
       return;
     }
     const turn = translateMessage(m, i, call);
     if (!turn || turn.content.length === 0) return;
+    if (m.cache_control) turn.content.push(CACHE_POINT);
     for (const block of turn.content) {
       if ('toolResult' in block) hasToolBlocks = true;
       if ('toolUse' in block) {
@@ -106,13 +120,23 @@ function toolResult(m: ChatMessage): ConverseBlock {
 }
 
 function assistantBlocks(m: ChatMessage, i: number): ConverseBlock[] {
-  const blocks: ConverseBlock[] = [];
+  const blocks: ConverseBlock[] = reasoningBlocks(m);
   const text = textOf(m.content);
   if (text.trim()) blocks.push({ text });
   (m.tool_calls ?? []).forEach((tc, j) => {
     const input = toolCallArguments(tc, i, j);
     blocks.push({ toolUse: { toolUseId: tc.id, name: tc.function?.name, input } });
   });
+  return blocks;
+}
+
+/** `thinking_blocks` → reasoningContent blocks (Claude-signed or redacted only). */
+function reasoningBlocks(m: ChatMessage): ConverseBlock[] {
+  const blocks: ConverseBlock[] = [];
+  for (const b of claudeThinkingBlocks(m.thinking_blocks)) {
+    if (b.type === 'redacted_thinking') blocks.push({ reasoningContent: { redactedContent: b.data } });
+    else blocks.push({ reasoningContent: { reasoningText: { text: b.thinking, signature: b.signature } } });
+  }
   return blocks;
 }
 

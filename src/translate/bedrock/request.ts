@@ -10,6 +10,9 @@
  *   response_format json_schema        → outputConfig.textFormat (Bedrock structured output)
  *   metadata, user                     → requestMetadata (tags in Bedrock's invocation logs)
  *   thinking (Anthropic's switch)      → additionalModelRequestFields.thinking
+ *   reasoning_effort (Claude models)   → the same, with the budget of the effort (see THINKING_BUDGET);
+ *                                        other models have no switch Converse knows: unsupported
+ *   cache_control on a tool            → a cachePoint after it in toolConfig.tools
  *
  * Parameters Converse has no equivalent for are rejected with a 400 naming them (or dropped with
  * `dropUnsupportedParams`); a parameter set to its no-op value (`n: 1`, `logprobs: false`, a zero
@@ -20,7 +23,8 @@ import type { ChatCompletionRequest, FunctionTool } from '../../openai-types.ts'
 import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
 import type { HttpRequestSpec } from '../../providers/http-provider.ts';
 import { functionOf, jsonSchemaFormat, unsupportedParam } from '../../providers/params.ts';
-import { translateMessages, type TranslatedMessages } from './messages.ts';
+import { CLAUDE_LEAVES_OUT, isClaudeThinking, reportThinkingLeftOut } from '../chat/thinking.ts';
+import { CACHE_POINT, translateMessages, type TranslatedMessages } from './messages.ts';
 
 export interface ConverseRequestSettings {
   /** `inferenceConfig.maxTokens` when the request sets none (else the model's default applies). */
@@ -40,8 +44,16 @@ export const CONVERSE_CAPABILITIES: Readonly<ProviderCapabilities> = Object.free
   images: true,
   responseFormat: true,
   samplingExtras: false,
-  unsupportedParams: Object.freeze(['seed', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'reasoning_effort', 'verbosity']),
+  unsupportedParams: Object.freeze(['seed', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call', 'verbosity']),
 });
+
+/**
+ * `reasoning_effort` → Claude's `thinking.budget_tokens`: the budgets Google's OpenAI-compatible
+ * endpoint gives each effort, which the /v1/messages ingress maps budgets back from (effortOfBudget).
+ */
+const THINKING_BUDGET: Record<string, number> = { minimal: 1_024, low: 1_024, medium: 8_192, high: 24_576, xhigh: 24_576, max: 24_576 };
+/** Claude's least thinking budget. */
+const MIN_THINKING_BUDGET = 1_024;
 
 /** The path for one attempt: the model id is one path segment, so it is fully encoded. */
 export function conversePath(model: string, stream: boolean): string {
@@ -55,6 +67,7 @@ export function buildConverseRequest(call: ProviderCall, settings: ConverseReque
 export function buildConverseBody(call: ProviderCall, settings: ConverseRequestSettings = {}): Record<string, unknown> {
   const r = call.request;
   checkParams(call);
+  reportThinkingLeftOut(call, isClaudeThinking, CLAUDE_LEAVES_OUT);
   const translated = translateMessages(call);
   const body: Record<string, unknown> = { messages: translated.messages };
   if (translated.system.length) body.system = translated.system;
@@ -80,13 +93,36 @@ export function buildConverseBody(call: ProviderCall, settings: ConverseRequestS
   if (metadata) body.requestMetadata = metadata;
 
   // Anthropic's extended-thinking switch, for Claude models, in the place Bedrock takes it.
-  if (r.thinking && typeof r.thinking === 'object') body.additionalModelRequestFields = { thinking: r.thinking };
+  const thinking = r.thinking && typeof r.thinking === 'object' ? r.thinking : thinkingOfEffort(call, maxTokens);
+  if (thinking) body.additionalModelRequestFields = { thinking };
 
   if (settings.guardrail) {
     const g = settings.guardrail;
     body.guardrailConfig = { guardrailIdentifier: g.identifier, guardrailVersion: g.version, ...(g.trace ? { trace: g.trace } : {}) };
   }
   return body;
+}
+
+/**
+ * `reasoning_effort` as Claude's thinking switch (Claude models only: the model id names
+ * `anthropic.claude`, with or without an inference-profile prefix). The budget stays under
+ * `maxTokens`, as Claude requires; too few tokens to think in, or `none`, and thinking stays off.
+ */
+function thinkingOfEffort(call: ProviderCall, maxTokens: number | null | undefined): Record<string, unknown> | undefined {
+  const effort = call.request.reasoning_effort;
+  if (effort == null) return undefined;
+  if (!/anthropic\.claude/.test(call.model)) {
+    unsupportedParam(call, 'reasoning_effort', 'is not supported by this model on Bedrock');
+    return undefined;
+  }
+  if (effort === 'none') return undefined;
+  let budget = typeof effort === 'string' ? THINKING_BUDGET[effort] : undefined;
+  if (budget === undefined) {
+    unsupportedParam(call, 'reasoning_effort', `with the value ${JSON.stringify(effort)} is not supported`);
+    return undefined;
+  }
+  if (maxTokens != null) budget = Math.min(budget, maxTokens - 1);
+  return budget >= MIN_THINKING_BUDGET ? { type: 'enabled', budget_tokens: budget } : undefined;
 }
 
 /** Rejects (or logs dropping) every parameter Converse cannot honour. */
@@ -104,7 +140,12 @@ function checkParams(call: ProviderCall): void {
  */
 function toolConfigOf(call: ProviderCall, translated: TranslatedMessages): Record<string, unknown> | undefined {
   const r = call.request;
-  const tools = (r.tools ?? []).map((tool, i) => toolSpecOf(tool, i, call)).filter((t) => t !== undefined);
+  const tools: Array<Record<string, unknown>> = [];
+  (r.tools ?? []).forEach((tool, i) => {
+    const spec = toolSpecOf(tool, i, call);
+    if (spec) tools.push(spec);
+    if (spec && tool.cache_control) tools.push(CACHE_POINT);
+  });
   const choice = r.tool_choice;
   if (!tools.length || choice === 'none') {
     if (!translated.hasToolBlocks) return undefined;

@@ -1,10 +1,11 @@
 /**
  * Converse response → OpenAI chat completion. Text blocks are joined into `content`, `toolUse`
  * blocks become `tool_calls` (input re-serialised as the arguments string), reasoning text is
- * exposed as `reasoning_content` (the field OpenAI-compatible servers use). Bedrock does not echo
- * the model, so the answer names the target's model id.
+ * exposed as `reasoning_content` (the field OpenAI-compatible servers use), and each reasoning
+ * block with its signature, or redacted, as the gateway's `thinking_blocks` (sent back on the
+ * next turn). Bedrock does not echo the model, so the answer names the target's model id.
  */
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.ts';
+import type { ChatCompletion, FinishReason, ThinkingBlock, ToolCall, Usage } from '../../openai-types.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
 import type { ConverseResponse, ConverseUsage } from './native.ts';
 
@@ -42,6 +43,7 @@ export function converseToCompletion(body: unknown, call: ProviderCall): ChatCom
   if (!Array.isArray(content)) throw new SyntaxError('the answer has no output.message.content array');
   let text = '';
   let reasoning = '';
+  const thinking: ThinkingBlock[] = [];
   const toolCalls: ToolCall[] = [];
   for (const block of content) {
     if (!block || typeof block !== 'object') continue;
@@ -49,11 +51,20 @@ export function converseToCompletion(body: unknown, call: ProviderCall): ChatCom
     else if (block.toolUse) {
       const t = block.toolUse;
       toolCalls.push({ id: t.toolUseId ?? '', type: 'function', function: { name: t.name ?? '', arguments: JSON.stringify(t.input ?? {}) } });
-    } else if (typeof block.reasoningContent?.reasoningText?.text === 'string') reasoning += block.reasoningContent.reasoningText.text;
+    } else if (block.reasoningContent) {
+      const r = block.reasoningContent;
+      if (typeof r.redactedContent === 'string' && r.redactedContent) thinking.push({ type: 'redacted_thinking', data: r.redactedContent });
+      else if (typeof r.reasoningText?.text === 'string') {
+        reasoning += r.reasoningText.text;
+        const signature = r.reasoningText.signature;
+        thinking.push(typeof signature === 'string' && signature ? { type: 'thinking', thinking: r.reasoningText.text, signature } : { type: 'thinking', thinking: r.reasoningText.text });
+      }
+    }
   }
   const message: ChatCompletion['choices'][0]['message'] = { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null };
   if (toolCalls.length) message.tool_calls = toolCalls;
   if (reasoning) message.reasoning_content = reasoning;
+  if (thinking.length) message.thinking_blocks = thinking;
   return {
     id: `chatcmpl-${call.requestId}`,
     object: 'chat.completion',

@@ -149,7 +149,7 @@ describe('stream translation', () => {
     ]);
   });
 
-  it('Claude reasoning deltas become reasoning_content; the signature is dropped', async () => {
+  it('Claude reasoning deltas become reasoning_content; the signature a thinking_blocks delta', async () => {
     const chunks = translate(await decode(bin('converse-stream-reasoning-claude')));
     const reasoning = deltas(chunks)
       .map((d) => (d.reasoning_content as string | undefined) ?? '')
@@ -159,7 +159,14 @@ describe('stream translation', () => {
     );
     expect(text(chunks)).toBe("Hello! It's nice to meet you. How can I help you today?");
     expect(deltas(chunks)[0]).toEqual({ role: 'assistant', reasoning_content: 'The' });
-    expect(JSON.stringify(chunks)).not.toContain('signature');
+    const signed = deltas(chunks).filter((d) => d.thinking_blocks);
+    expect(signed).toEqual([{ thinking_blocks: [{ type: 'thinking', thinking: '', signature: expect.stringMatching(/^Eu0CCkgIBxAB/) }] }]);
+  });
+
+  it('redacted reasoning is a thinking_blocks delta of its own', () => {
+    const t = createConverseStreamTranslator(call);
+    const chunk = t.push({ kind: 'event', type: 'contentBlockDelta', payload: { contentBlockIndex: 0, delta: { reasoningContent: { redactedContent: 'AAEC' } } } });
+    expect(chunk).toMatchObject({ choices: [{ delta: { thinking_blocks: [{ type: 'redacted_thinking', data: 'AAEC' }] } }] });
   });
 
   it('an exception frame throws an UpstreamError with the exception’s status', async () => {

@@ -6,7 +6,8 @@
  *   contentBlockStart     start.toolUse → a tool-call chunk with id and name (tool calls are
  *                         numbered among toolUse blocks only); Nova sends none for text blocks
  *   contentBlockDelta     text → content; toolUse.input (a JSON string fragment) → arguments;
- *                         reasoningContent.text → `reasoning_content`; signatures → nothing
+ *                         reasoningContent.text → `reasoning_content`; its signature and
+ *                         redactedContent → the gateway's `thinking_blocks` delta
  *   contentBlockStop      nothing
  *   messageStop           the finish chunk (stopReason mapped)
  *   metadata              a usage-only chunk (choices: []); the core strips it unless asked
@@ -53,8 +54,12 @@ export function createConverseStreamTranslator(call: ProviderCall): StreamTransl
       return chunk({ tool_calls: [{ index, function: { arguments: input } }] });
     }
     const reasoning = delta.reasoningContent;
-    if (reasoning && typeof reasoning.text === 'string' && reasoning.text) return chunk({ reasoning_content: reasoning.text });
-    return undefined; // reasoning signatures, redacted reasoning, citations: nothing an OpenAI client can use
+    if (reasoning && typeof reasoning === 'object') {
+      if (typeof reasoning.text === 'string' && reasoning.text) return chunk({ reasoning_content: reasoning.text });
+      if (typeof reasoning.signature === 'string' && reasoning.signature) return chunk({ thinking_blocks: [{ type: 'thinking', thinking: '', signature: reasoning.signature }] });
+      if (typeof reasoning.redactedContent === 'string' && reasoning.redactedContent) return chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: reasoning.redactedContent }] });
+    }
+    return undefined; // citations: nothing an OpenAI client can use
   };
 
   return {

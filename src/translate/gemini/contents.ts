@@ -15,6 +15,12 @@
  *   plugin and Google's own OpenAI endpoint answer them) gets it back as the part's
  *   `thoughtSignature`. Gemini 3 rejects a replayed function call without one, so when a model
  *   turn has none at all its first call gets Google's documented placeholder.
+ * - Gemini's signatures in the gateway's `thinking_blocks` (tagged `gemini:<site>:`, see
+ *   translate/chat/thinking.ts) go back where they came from
+ *   (https://ai.google.dev/gemini-api/docs/thought-signatures): a signed thought as a
+ *   `thought: true` part with its text, ahead of the turn's other parts; a function call's to the
+ *   first call that has none of its own; a text part's to the turn's text. Other families'
+ *   signatures, and unsigned thinking (Gemini reads nothing from it), are left out.
  */
 import type { ChatMessage, ContentPart, ToolCall } from '../../openai-types.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
@@ -23,6 +29,7 @@ import { unsupportedParam } from '../../providers/params.ts';
 import { parseDataUrl, partsOf, textOf, toolCallArguments } from '../../protocol/content.ts';
 import type { GeminiContent, GeminiPart } from './native.ts';
 import { generationOf } from './model.ts';
+import { geminiSignatureOf } from '../chat/thinking.ts';
 
 /** Google's placeholder for a function call whose real signature was lost (Gemini 3+). */
 export const SKIP_SIGNATURE = 'skip_thought_signature_validator';
@@ -81,8 +88,16 @@ function translateMessage(m: ChatMessage, i: number, call: ProviderCall, names: 
 
 function modelParts(m: ChatMessage, i: number, names: Map<string, string>, needsSignature: boolean): GeminiPart[] {
   const parts: GeminiPart[] = [];
+  let callSignature: string | undefined;
+  let textSignature: string | undefined;
+  for (const block of m.thinking_blocks ?? []) {
+    const signed = geminiSignatureOf(block);
+    if (signed?.site === 'thought' && block.type === 'thinking') parts.push({ text: block.thinking, thought: true, thoughtSignature: signed.signature });
+    else if (signed?.site === 'call') callSignature ??= signed.signature;
+    else if (signed?.site === 'text') textSignature = signed.signature;
+  }
   const text = textOf(m.content);
-  if (text) parts.push({ text });
+  if (text) parts.push(textSignature ? { text, thoughtSignature: textSignature } : { text });
   const calls: GeminiPart[] = (m.tool_calls ?? []).map((tc, j) => {
     const args = toolCallArguments(tc, i, j);
     const name = tc.function?.name ?? '';
@@ -92,6 +107,7 @@ function modelParts(m: ChatMessage, i: number, names: Map<string, string>, needs
     if (signature) part.thoughtSignature = signature;
     return part;
   });
+  if (callSignature && calls.length && !calls.some((p) => p.thoughtSignature)) calls[0].thoughtSignature = callSignature;
   // Gemini signs only the first of parallel calls; a turn with no signature at all lost it.
   if (needsSignature && calls.length && !calls.some((p) => p.thoughtSignature)) calls[0].thoughtSignature = SKIP_SIGNATURE;
   parts.push(...calls);

@@ -22,6 +22,7 @@
 import type { FunctionTool } from '../../openai-types.ts';
 import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
 import { functionOf, unsupportedParam } from '../../providers/params.ts';
+import { geminiSignatureOf, reportCacheMarkersLeftOut, reportThinkingLeftOut } from '../chat/thinking.ts';
 import { translateMessages } from './contents.ts';
 import { generationOf } from './model.ts';
 
@@ -50,6 +51,8 @@ const BUDGET: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medi
 
 export function buildGeminiRequest(call: ProviderCall, settings: GeminiRequestSettings = {}): Record<string, unknown> {
   checkParams(call);
+  reportCacheMarkersLeftOut(call, 'Gemini caches repeated prefixes by itself (implicit caching) and takes no markers');
+  reportThinkingLeftOut(call, (b) => geminiSignatureOf(b) !== undefined, 'Gemini takes back only the thought signatures it made (other thinking it cannot read)');
   const { systemInstruction, contents } = translateMessages(call);
   const body: Record<string, unknown> = { contents };
   if (systemInstruction) body.systemInstruction = systemInstruction;

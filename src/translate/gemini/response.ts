@@ -5,6 +5,10 @@
  * - Candidates → choices. Text parts are joined into `content`; thought-summary parts
  *   (`thought: true`, only sent with `includeThoughts`) go to `reasoning_content`, the field
  *   OpenAI-compatible servers use for it, never into `content`.
+ * - Thought signatures → the gateway's `thinking_blocks`, tagged `gemini:<site>:` (see
+ *   translate/chat/thinking.ts): a signed thought closes the thought text before it into one block;
+ *   a signature on a function call or a text part signs the thought text before it (or an empty
+ *   block), so a client that speaks only thinking blocks (the Messages API) still sends it back.
  * - `functionCall` parts → `tool_calls`. Gemini has no call ids: they are made up as
  *   `call_<request id>_<n>`, unique within the request. A part's `thoughtSignature` rides along as
  *   `extra_content.google.thought_signature` (where Google's own OpenAI endpoint puts it), so a
@@ -18,7 +22,8 @@
  * - logprobsResult → `logprobs.content` (chosen tokens with their top alternatives).
  * - responseId → id (`chatcmpl-` prefixed), modelVersion → model, Vertex's createTime → created.
  */
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.ts';
+import type { ChatCompletion, FinishReason, ThinkingBlock, ToolCall, Usage } from '../../openai-types.ts';
+import { tagGeminiSignature } from '../chat/thinking.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
 import { readGoogleError } from './errors.ts';
@@ -58,24 +63,44 @@ export interface CandidateContent {
   text: string;
   reasoning: string;
   toolCalls: ToolCall[];
+  /** The signed reasoning (and an unsigned rest after it); empty when nothing was signed. */
+  thinking: ThinkingBlock[];
 }
 
-/** Text, thought summaries and function calls of one candidate's parts. */
+/** Text, thought summaries, function calls and thought signatures of one candidate's parts. */
 export function contentOf(parts: GeminiPart[] | undefined, nextCallId: () => string): CandidateContent {
   let text = '';
   let reasoning = '';
+  /** Thought text since the last signature. */
+  let run = '';
   const toolCalls: ToolCall[] = [];
+  const thinking: ThinkingBlock[] = [];
+  const sign = (site: 'thought' | 'call' | 'text', signature: string) => {
+    thinking.push({ type: 'thinking', thinking: run, signature: tagGeminiSignature(site, signature) });
+    run = '';
+  };
   for (const p of parts ?? []) {
+    const signature = typeof p.thoughtSignature === 'string' && p.thoughtSignature ? p.thoughtSignature : undefined;
     if (p.functionCall) {
       const tc: ToolCall = { id: p.functionCall.id || nextCallId(), type: 'function', function: { name: p.functionCall.name ?? '', arguments: JSON.stringify(p.functionCall.args ?? {}) } };
-      if (p.thoughtSignature) tc.extra_content = { google: { thought_signature: p.thoughtSignature } };
+      if (signature) {
+        tc.extra_content = { google: { thought_signature: signature } };
+        sign('call', signature);
+      }
       toolCalls.push(tc);
+    } else if (p.thought) {
+      if (typeof p.text === 'string') {
+        reasoning += p.text;
+        run += p.text;
+      }
+      if (signature) sign('thought', signature);
     } else if (typeof p.text === 'string') {
-      if (p.thought) reasoning += p.text;
-      else text += p.text;
+      text += p.text;
+      if (signature) sign('text', signature);
     }
   }
-  return { text, reasoning, toolCalls };
+  if (run && thinking.length) thinking.push({ type: 'thinking', thinking: run });
+  return { text, reasoning, toolCalls, thinking };
 }
 
 export interface TokenLogprob {
@@ -115,10 +140,11 @@ export function errorInBody(body: unknown, call: ProviderCall): UpstreamError | 
 }
 
 function choiceOf(c: GeminiCandidate, i: number, nextCallId: () => string): ChatCompletion['choices'][number] {
-  const { text, reasoning, toolCalls } = contentOf(c.content?.parts, nextCallId);
+  const { text, reasoning, toolCalls, thinking } = contentOf(c.content?.parts, nextCallId);
   const message: ChatCompletion['choices'][number]['message'] = { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null };
   if (toolCalls.length) message.tool_calls = toolCalls;
   if (reasoning) message.reasoning_content = reasoning;
+  if (thinking.length) message.thinking_blocks = thinking;
   return { index: c.index ?? i, message, logprobs: logprobsOf(c.logprobsResult), finish_reason: finishReason(c.finishReason, toolCalls.length > 0) ?? 'stop' };
 }
 

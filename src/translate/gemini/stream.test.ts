@@ -108,7 +108,7 @@ describe('recorded streams', () => {
 });
 
 describe('synthetic events', () => {
-  it('thoughts, a signed call and a second call in later events: reasoning deltas and tool calls numbered 0, 1', () => {
+  it('thoughts, a signed call and a second call in later events: reasoning deltas, the tagged signature, tool calls numbered 0, 1', () => {
     const chunks = translate([
       event({ candidates: [{ content: { role: 'model', parts: [{ text: 'Let me think', thought: true }] } }], responseId: 'r1', modelVersion: 'gemini-3-pro' }),
       event({ candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'a', args: { x: 1 } }, thoughtSignature: 'sig' }] } }] }),
@@ -119,6 +119,7 @@ describe('synthetic events', () => {
     ]);
     expect(deltas(chunks)).toEqual([
       { role: 'assistant', reasoning_content: 'Let me think' },
+      { thinking_blocks: [{ type: 'thinking', thinking: '', signature: 'gemini:call:sig' }] },
       { tool_calls: [{ index: 0, id: 'call_req_1_0', type: 'function', function: { name: 'a', arguments: '{"x":1}' }, extra_content: { google: { thought_signature: 'sig' } } }] },
       { tool_calls: [{ index: 1, id: 'call_req_1_1', type: 'function', function: { name: 'b', arguments: '{}' } }] },
       {},

@@ -4,6 +4,8 @@
  *
  *   text parts          a content delta (with `logprobs` when they were asked for)
  *   thought parts       a `reasoning_content` delta
+ *   thoughtSignature    a `thinking_blocks` delta with the (tagged) signature, which signs the
+ *                       reasoning streamed before it (see contentOf)
  *   functionCall parts  arrive whole: one complete tool-call delta each (id, name, all the
  *                       arguments), numbered per choice
  *   finishReason        only on a candidate's last event: its finish chunk
@@ -55,8 +57,11 @@ export function createGeminiStreamTranslator(call: ProviderCall): StreamTranslat
   const candidateChunks = (c: GeminiCandidate, index: number): ChatCompletionChunk[] => {
     const out: ChatCompletionChunk[] = [];
     const state = stateOf(index);
-    const { text, reasoning, toolCalls } = contentOf(c.content?.parts, nextCallId);
+    const { text, reasoning, toolCalls, thinking } = contentOf(c.content?.parts, nextCallId);
     if (reasoning) out.push(chunk(index, { reasoning_content: reasoning }));
+    // The text went out as reasoning_content already: only the signatures are new.
+    const signatures = thinking.flatMap((b) => (b.type === 'thinking' && b.signature ? [{ type: 'thinking' as const, thinking: '', signature: b.signature }] : []));
+    if (signatures.length) out.push(chunk(index, { thinking_blocks: signatures }));
     const logprobs = logprobsOf(c.logprobsResult);
     if (text || logprobs) out.push(chunk(index, { content: text }, null, logprobs));
     if (toolCalls.length) out.push(chunk(index, { tool_calls: toolCalls.map((tc) => ({ index: state.tools++, ...tc })) }));

@@ -70,7 +70,7 @@ export default defineHttpProvider<OpenAiOptions>({
   description: 'OpenAI and every OpenAI-compatible Chat Completions server',
   optionsSchema,
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, extraParams: 'all' },
   endpoint(options) {
     const headers: Record<string, string> = { ...options.headers };
     if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;

@@ -240,9 +240,11 @@ describe('chat: a parameter newer than the gateway', () => {
   - { name: dev, key: ${DEV_KEY} }
 providers:
   local: { plugin: openai, baseUrl: "${upstream.url}/v1" }
+  plain: { plugin: openai, baseUrl: "${upstream.url}/v1", developerRole: false }
   claude: { plugin: anthropic, baseUrl: "${claude.url}", apiKey: test-anthropic-key }
 models:
   local: { targets: [{ provider: local, model: small-llm }] }
+  plain: { targets: [{ provider: plain, model: small-llm }] }
   sonnet: { targets: [{ provider: claude, model: claude-sonnet-5 }] }
 `);
   });
@@ -274,5 +276,22 @@ models:
     expect(strict.status).toBe(400);
     const body = (await strict.json()) as { error: { code: string; param: string } };
     expect(body.error).toMatchObject({ code: 'unsupported_parameter', param: 'a_new_param' });
+  });
+
+  it('a developer message reaches a server without that role (developerRole: false) as system, reported', async () => {
+    const res = await fetch(`${g.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'plain',
+        messages: [
+          { role: 'developer', content: 'Be terse.' },
+          { role: 'user', content: 'hi' },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(upstream.requests.at(-1)!.body.messages.map((m: { role: string }) => m.role)).toEqual(['system', 'user']);
+    expect(res.headers.get('x-switchyard-dropped')).toBe('messages[0].role (developer)');
   });
 });

@@ -132,7 +132,7 @@ export default defineHttpProvider<AzureOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, nativeProtocols: [RESPONSES] },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, nativeProtocols: [RESPONSES], extraParams: 'all' },
   nativeProtocols: (options) => (options.nativeResponses === false ? [] : [RESPONSES]),
   endpoint: (options) => ({ baseUrl: options.endpoint.replace(/\/+$/, ''), headers: { ...options.headers, 'api-key': options.apiKey } }),
   buildRequest: (call, options) =>

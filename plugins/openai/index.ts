@@ -8,8 +8,8 @@
  * not serve /responses): the client's body goes to `POST /responses` with the target's model, and
  * the answer comes back untranslated, read by the kit's Responses translation for usage and cost.
  */
-import { defineHttpProvider, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest, type ProviderCall, type StreamTranslator } from 'switchyard-gateway';
-import { createResponsesStreamTranslator, openAiStyleFailure, responsesToCompletion, UpstreamError, withoutChatExtensions, type SseJsonEvent } from 'switchyard-gateway/kit';
+import { defineHttpProvider, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest, type ChatMessage, type ProviderCall, type StreamTranslator } from 'switchyard-gateway';
+import { createResponsesStreamTranslator, openAiStyleFailure, reportDrop, responsesToCompletion, UpstreamError, withoutChatExtensions, type SseJsonEvent } from 'switchyard-gateway/kit';
 import { buildEmbeddingsBody, toEmbeddings } from './embeddings.ts';
 
 export interface OpenAiOptions {
@@ -25,6 +25,12 @@ export interface OpenAiOptions {
    * other servers (they are translated to chat, which every compatible server serves).
    */
   nativeResponses?: boolean;
+  /**
+   * false: the server has no `developer` role (many self-hosted chat templates know only
+   * system, user, assistant and tool), so developer messages go as `system`, reported.
+   * Default true: OpenAI introduced the role and passes it on.
+   */
+  developerRole?: boolean;
 }
 
 /** The native protocol of a Responses client (src/ingress/responses/protocol.ts). */
@@ -39,6 +45,7 @@ export const optionsSchema = {
     apiKey: { type: 'string', minLength: 1 },
     headers: { type: 'object', additionalProperties: { type: 'string' } },
     nativeResponses: { type: 'boolean', description: 'Pass /v1/responses through to POST /responses (default: true for api.openai.com only)' },
+    developerRole: { type: 'boolean', description: 'false: developer messages are sent as system (reported)' },
   },
 } as const;
 
@@ -55,14 +62,32 @@ export function buildResponsesBody(call: ProviderCall): Record<string, unknown> 
 /**
  * The upstream body for one attempt: the client's request with the target's model, less the
  * gateway's own fields (thinking signatures, cache markers: a translated Messages request's cache
- * markers arrive as `prompt_cache_key` instead; past thinking is reported dropped).
+ * markers arrive as `prompt_cache_key` instead; past thinking is reported dropped), and
+ * `developer` as `system` for a server without that role.
  */
-export function buildChatBody(call: ProviderCall): ChatCompletionRequest {
+export function buildChatBody(call: ProviderCall, options: { developerRole?: boolean } = {}): ChatCompletionRequest {
   const body: ChatCompletionRequest = { ...withoutChatExtensions(call), model: call.model };
+  if (options.developerRole === false) {
+    const messages = withoutDeveloperRole(call);
+    if (messages) body.messages = messages;
+  }
   // Always ask for the usage chunk so the gateway can log tokens; the core strips it again
   // for clients that did not ask for it.
   if (call.stream) body.stream_options = { ...call.request.stream_options, include_usage: true };
   return body;
+}
+
+/** The messages with each `developer` one as `system`, each reported (refused when strict); undefined when there is none. */
+function withoutDeveloperRole(call: ProviderCall): ChatMessage[] | undefined {
+  const messages = call.request.messages;
+  let out: ChatMessage[] | undefined;
+  messages.forEach((m, i) => {
+    if (m.role !== 'developer') return;
+    reportDrop(call, { field: `messages[${i}].role`, what: 'developer', reason: `sent as system: ${call.provider} has no developer role (developerRole: false)` });
+    out ??= [...messages];
+    out[i] = { ...m, role: 'system' };
+  });
+  return out;
 }
 
 export function toCompletion(body: unknown): ChatCompletion {
@@ -99,16 +124,16 @@ export default defineHttpProvider<OpenAiOptions>({
   description: 'OpenAI and every OpenAI-compatible Chat Completions server',
   optionsSchema,
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, nativeProtocols: [RESPONSES] },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, nativeProtocols: [RESPONSES], extraParams: 'all' },
   nativeProtocols: (options) => (servesResponses(options) ? [RESPONSES] : []),
   endpoint(options) {
     const headers: Record<string, string> = { ...options.headers };
     if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
     return { baseUrl: options.baseUrl, headers };
   },
-  buildRequest(call) {
+  buildRequest(call, options) {
     if (call.native?.protocol === RESPONSES) return { path: '/responses', body: buildResponsesBody(call) };
-    return { path: '/chat/completions', body: buildChatBody(call) };
+    return { path: '/chat/completions', body: buildChatBody(call, options) };
   },
   toCompletion: (body, call) => (call.native?.protocol === RESPONSES ? responsesToCompletion(body, call) : toCompletion(body)),
   createStreamTranslator(call) {

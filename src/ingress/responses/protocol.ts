@@ -1,6 +1,9 @@
 /**
  * POST /v1/responses (OpenAI Responses API): a stateless translation to chat and back, so every
- * provider serves it through the same pipeline. Errors are OpenAI's envelope, as on chat.
+ * provider serves it through the same pipeline. Errors are OpenAI's envelope, as on chat. The
+ * client's body also goes with the session as `openai-responses`, for a target that speaks the
+ * Responses API itself: what the translation leaves out (`untranslatable`) is dropped and reported
+ * only when the attempt translates.
  */
 import type { ChatCompletionChunk } from '../../openai-types.ts';
 import type { SseEvents } from '../../pipeline/exchange.ts';
@@ -12,15 +15,28 @@ import { ResponsesStreamWriter, toSse } from './stream.ts';
 import { responseIds } from './ids.ts';
 import type { ResponsesEvent, ResponsesRequest } from './types.ts';
 
-export const responsesProtocol = defineProtocol<ResponsesRequest>({
+/** A Responses request: the client's body and what the translation read of it. */
+interface ResponsesCall {
+  body: Readonly<Record<string, unknown>>;
+  request: ResponsesRequest;
+}
+
+/** The native protocol a provider that speaks the Responses API declares (`capabilities.nativeProtocols`). */
+const RESPONSES = 'openai-responses';
+
+export const responsesProtocol = defineProtocol<ResponsesCall>({
   name: 'responses',
   operation: 'chat',
   paths: ['/v1/responses', '/responses'],
-  parse: readResponsesRequest,
-  begin(request, { id }) {
+  parse: (body) => {
+    const request = readResponsesRequest(body);
+    return { body: body as ResponsesCall['body'], request }; // readResponsesRequest refused anything but an object
+  },
+  begin({ body, request }, { id }) {
     const ids = responseIds(id);
     return {
       body: chatRequestOf(request),
+      native: { protocol: RESPONSES, body, headers: {}, untranslatable: request.untranslatable },
       answer: (response) => (response.kind === 'completion' ? chatToResponse(response.body, request, ids) : response.body),
       events: () => new ResponsesEvents(new ResponsesStreamWriter(request, ids)),
     };

@@ -15,8 +15,10 @@
  *                                    parallel calls (consecutive items) must share it; named for chat
  *                                    from its namespace and name as the tools are (tools.ts), a custom
  *                                    call's `input` as the arguments {"input": "..."}
- *   function_call_output,            a `tool` message (its text parts, as parts)
- *   custom_tool_call_output
+ *   function_call_output,            a `tool` message (its text parts, as parts); its images and
+ *   custom_tool_call_output          files (Codex's view_image) in a `user` message after the
+ *                                    run of tool messages, since chat's tool messages hold text
+ *                                    only (the pattern OpenAI's own chat models are given)
  *   additional_tools                 its tools are read with the request's (`readInputItems`)
  *   reasoning                        dropped: chat has no input field for a past turn's reasoning
  *                                    that providers agree on (DeepSeek rejects `reasoning_content`
@@ -93,10 +95,17 @@ export function inputToMessages(input: string | unknown[], instructions?: string
   }
   const answered = outputsByCall(input);
   const called = new Set<string>();
+  /** Images and files the tool outputs just read returned: one user message once their run ends. */
+  let attached: ContentPart[] = [];
+  const attach = () => {
+    if (attached.length) messages.push({ role: 'user', content: attached });
+    attached = [];
+  };
   input.forEach((item, i) => {
     const param = `input[${i}]`;
     if (!isObject(item)) throw invalidParam(param, 'expected an object (a message or an item)');
     const type = item.type ?? 'message';
+    if (type !== 'function_call_output' && type !== 'custom_tool_call_output') attach();
     switch (type) {
       case 'message':
         messages.push(messageOf(item, param));
@@ -115,7 +124,9 @@ export function inputToMessages(input: string | unknown[], instructions?: string
       case 'custom_tool_call_output': {
         const callId = stringField(item, 'call_id', param);
         if (!called.has(callId)) throw invalidRequest(`${param}.call_id`, `No tool call found for function call output with call_id ${callId}.`);
-        messages.push({ role: 'tool', tool_call_id: callId, content: toolOutputOf(item.output, `${param}.output`) });
+        const { content, media } = toolOutputOf(item.output, `${param}.output`);
+        messages.push({ role: 'tool', tool_call_id: callId, content });
+        if (media.length) attached.push({ type: 'text', text: `The output of tool call ${callId}:` }, ...media);
         return;
       }
       case 'reasoning':
@@ -134,6 +145,7 @@ export function inputToMessages(input: string | unknown[], instructions?: string
         );
     }
   });
+  attach();
   if (messages.length === 0) throw invalidParam('input', 'expected at least one message');
   return messages;
 }
@@ -228,13 +240,14 @@ function partOf(part: unknown, param: string): ContentPart {
   }
 }
 
-/** A function_call_output's `output`: a string, or text parts (chat's tool messages carry text only). */
-function toolOutputOf(output: unknown, param: string): string | ContentPart[] {
-  if (typeof output === 'string') return output;
+/** A tool output's `output`: a string, or parts; chat's tool messages carry the text, the rest (`media`) goes after them. */
+function toolOutputOf(output: unknown, param: string): { content: string | ContentPart[]; media: ContentPart[] } {
+  if (typeof output === 'string') return { content: output, media: [] };
   if (!Array.isArray(output)) throw invalidParam(param, 'expected a string or an array of content parts');
-  return output.map((part, j) => {
-    const converted = partOf(part, `${param}[${j}]`);
-    if (converted.type !== 'text') throw unsupportedParam(`${param}[${j}]`, "Only text is supported in function_call_output through the gateway's translation to chat.");
-    return converted;
-  });
+  const parts = output.map((part, j) => partOf(part, `${param}[${j}]`));
+  const text = parts.filter((p) => p.type === 'text');
+  const media = parts.filter((p) => p.type !== 'text');
+  // A tool message says something, even when all it returned is an image.
+  const content = text.length || !media.length ? text : 'The output is in the next message.';
+  return { content, media };
 }

@@ -150,3 +150,43 @@ describe("Codex's requests, as its source builds them", () => {
     ]);
   });
 });
+
+describe('tool outputs with images (Codex view_image)', () => {
+  it('the text stays in the tool message; the images follow in a user message after the run of outputs', () => {
+    const image = 'data:image/png;base64,iVBORw0KGgo=';
+    const chat = responsesToChat({
+      model: 'm',
+      input: [
+        { role: 'user', content: 'Look at a.png and b.png' },
+        { type: 'function_call', call_id: 'c1', name: 'view_image', arguments: '{"path":"a.png"}' },
+        { type: 'function_call', call_id: 'c2', name: 'view_image', arguments: '{"path":"b.png"}' },
+        { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_image', image_url: image }] },
+        {
+          type: 'custom_tool_call_output',
+          call_id: 'c2',
+          output: [
+            { type: 'input_text', text: 'b.png:' },
+            { type: 'input_image', image_url: image, detail: 'high' },
+          ],
+        },
+        { role: 'user', content: 'Which is bigger?' },
+      ],
+      tools: [{ type: 'function', name: 'view_image', parameters: { type: 'object', properties: { path: { type: 'string' } } } }],
+    });
+    expectValid('CreateChatCompletionRequest', chat);
+    expect(chat.messages.slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'c1', content: 'The output is in the next message.' },
+      { role: 'tool', tool_call_id: 'c2', content: [{ type: 'text', text: 'b.png:' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'The output of tool call c1:' },
+          { type: 'image_url', image_url: { url: image } },
+          { type: 'text', text: 'The output of tool call c2:' },
+          { type: 'image_url', image_url: { url: image, detail: 'high' } },
+        ],
+      },
+      { role: 'user', content: 'Which is bigger?' },
+    ]);
+  });
+});

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEV_KEY,
   expectValid,
+  logLineFor,
   startFakeUpstream,
   startTestGateway,
   streamAnswer,
@@ -119,12 +120,12 @@ afterAll(async () => {
 });
 
 /** One Responses call as Codex makes it: the parsed response (a stream assembled from its events, each checked) and the dropped header. */
-async function call(body: Body): Promise<{ output: OpenAI.Responses.ResponseOutputItem[]; dropped: string | null; events: string[] }> {
+async function call(body: Body): Promise<{ output: OpenAI.Responses.ResponseOutputItem[]; dropped: string | null; events: string[]; requestId: string }> {
   const client = t.client();
   if (!body.stream) {
     const { data, response } = await client.responses.create(body as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming).withResponse();
     expectValid('Response', data);
-    return { output: data.output, dropped: response.headers.get('x-switchyard-dropped'), events: [] };
+    return { output: data.output, dropped: response.headers.get('x-switchyard-dropped'), events: [], requestId: response.headers.get('x-request-id')! };
   }
   const { data: stream, response } = await client.responses.create(body as unknown as OpenAI.Responses.ResponseCreateParamsStreaming).withResponse();
   const events: string[] = [];
@@ -135,7 +136,7 @@ async function call(body: Body): Promise<{ output: OpenAI.Responses.ResponseOutp
     if (event.type === 'response.completed') output = event.response.output;
   }
   expect(events.at(-1)).toBe('response.completed');
-  return { output, dropped: response.headers.get('x-switchyard-dropped'), events };
+  return { output, dropped: response.headers.get('x-switchyard-dropped'), events, requestId: response.headers.get('x-request-id')! };
 }
 
 /** Codex's next request: the items it got back, then its tools' outputs. */
@@ -165,6 +166,7 @@ describe.each(cases)('Codex ($fixture) on $alias', ({ alias, fixture, upstream, 
     upstream().reset();
     const one = await call(first);
     expect(one.dropped).toBe(`client_metadata, ${droppedTool}`);
+    expect((await logLineFor(t, one.requestId)).dropped).toEqual(expect.arrayContaining(['client_metadata', droppedTool.split(' ')[0]]));
     expect(one.output.filter((o) => o.type !== 'reasoning')).toEqual([
       expect.objectContaining({ type: 'custom_tool_call', name: 'apply_patch', input: PATCH, call_id: expect.any(String) }),
       expect.objectContaining({ type: 'function_call', name: 'write_file', namespace: 'mcp__files', arguments: WRITE_ARGS, call_id: expect.any(String) }),

@@ -1,7 +1,7 @@
 /**
  * Codex CLI's requests through POST /v1/responses, with the official openai SDK, on a chat
- * upstream (the openai plugin against an OpenAI-compatible fake) and an Anthropic one, plain and
- * streamed. The requests are Codex's shapes as its source builds them (test/fixtures/codex):
+ * upstream (the openai plugin against an OpenAI-compatible fake), an Anthropic one and a Gemini
+ * one, plain and streamed. The requests are Codex's shapes as its source builds them (test/fixtures/codex):
  * client_metadata, an additional_tools item with the `functions` namespace (a custom apply_patch
  * tool with a Lark grammar, a function), an MCP namespace, a hosted web_search. The upstream plays
  * the model: first it calls apply_patch and the MCP tool, then, given their results, it answers.
@@ -96,27 +96,46 @@ function anthropicAnswer(req: RecordedRequest): ScriptedResponse {
   return streamAnswer(frames);
 }
 
+// ------------------------------------------------------------------ the Gemini upstream
+
+function geminiAnswer(req: RecordedRequest): ScriptedResponse {
+  const done = JSON.stringify(req.body.contents).includes('Success. Updated the following files');
+  const parts = done ? [{ text: FINAL }] : [{ functionCall: { name: 'apply_patch', args: { input: PATCH } } }, { functionCall: { name: 'mcp__files__write_file', args: JSON.parse(WRITE_ARGS) } }];
+  const answer = {
+    candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: 120, candidatesTokenCount: 30, totalTokenCount: 150 },
+    modelVersion: 'gemini-2.5-flash',
+  };
+  if (!req.url.includes(':streamGenerateContent')) return { status: 200, body: answer };
+  return streamAnswer([`data: ${JSON.stringify(answer)}\r\n\r\n`]);
+}
+
 let t: TestGateway;
 let chat: FakeUpstream;
 let claude: FakeUpstream;
+let gemini: FakeUpstream;
 beforeAll(async () => {
   chat = await startFakeUpstream(chatAnswer);
   claude = await startFakeUpstream(anthropicAnswer);
+  gemini = await startFakeUpstream(geminiAnswer);
   t = await startTestGateway(`keys:
   - { name: dev, key: ${DEV_KEY} }
 providers:
   compat: { plugin: openai, baseUrl: "${chat.url}/v1", apiKey: test-openai-key }
   claude: { plugin: anthropic, baseUrl: "${claude.url}", apiKey: test-anthropic-key }
+  google: { plugin: gemini, baseUrl: "${gemini.url}", apiKey: test-gemini-key }
 models:
   gpt-6-sol: { targets: [{ provider: compat, model: gpt-compatible-1 }] }
   # Codex sends text.verbosity, which Anthropic models have no parameter for.
   codex-on-claude: { targets: [{ provider: claude, model: claude-sonnet-4-5 }], dropUnsupportedParams: true }
+  codex-on-gemini: { targets: [{ provider: google, model: gemini-2.5-flash }], dropUnsupportedParams: true }
 `);
 });
 afterAll(async () => {
   await t?.close();
   await chat?.close();
   await claude?.close();
+  await gemini?.close();
 });
 
 /** One Responses call as Codex makes it: the parsed response (a stream assembled from its events, each checked) and the dropped header. */
@@ -157,6 +176,7 @@ function secondTurn(first: Body, output: OpenAI.Responses.ResponseOutputItem[]):
 const cases = [
   { alias: 'gpt-6-sol', fixture: 'responses-lite', upstream: () => chat, droppedTool: 'input[0].tools[2] (web_search)' },
   { alias: 'codex-on-claude', fixture: 'responses-lite', upstream: () => claude, droppedTool: 'input[0].tools[2] (web_search), verbosity' },
+  { alias: 'codex-on-gemini', fixture: 'responses-lite', upstream: () => gemini, droppedTool: 'input[0].tools[2] (web_search), verbosity, parallel_tool_calls' },
   { alias: 'gpt-6-sol', fixture: 'responses-classic', upstream: () => chat, droppedTool: 'tools[3] (web_search)' },
 ];
 
@@ -181,13 +201,14 @@ describe.each(cases)('Codex ($fixture) on $alias', ({ alias, fixture, upstream, 
     // What the upstream was sent: the tools flattened, nothing of client_metadata or web_search.
     const sent = upstream().requests[0].body;
     expect(JSON.stringify(sent)).not.toMatch(/client_metadata|web_search|019a7c3e-6000/);
-    const names = (sent.tools as Array<{ name?: string; function?: { name: string } }>).map((tool) => tool.function?.name ?? tool.name);
+    const tools = (sent.tools as Array<{ name?: string; function?: { name: string }; functionDeclarations?: Array<{ name: string }> }>).flatMap((tool) => tool.functionDeclarations ?? [tool]);
+    const names = tools.map((tool) => tool.function?.name ?? tool.name);
     expect(names).toEqual(['apply_patch', 'exec_command', 'mcp__files__write_file']);
 
     const two = await call(secondTurn(first, one.output));
     const text = two.output.flatMap((o) => (o.type === 'message' ? o.content : [])).map((c) => (c.type === 'output_text' ? c.text : ''));
     expect(text.join('')).toBe(FINAL);
-    const results = JSON.stringify(upstream().requests[1].body.messages);
+    const results = JSON.stringify(upstream().requests[1].body);
     expect(results).toContain('Success. Updated the following files');
     expect(results).toContain('wrote notes.md');
   });

@@ -1,27 +1,39 @@
 /**
  * A chat tool call → the Responses item the client expects for the tool it offered (tools.ts):
- * a `function_call` named as the client named it, with its `namespace` when it has one, or a
- * `custom_tool_call` whose `input` is the string the chat function got as its one argument.
+ * a `function_call` named as the client named it, with its `namespace` when it has one, a
+ * `custom_tool_call` whose `input` is the string the chat function got as its one argument, or a
+ * `tool_search_call` (client execution) whose `arguments` are the function's, as an object.
  * A call of a name the request never offered (a model inventing one) stays a function_call of
  * that name, so the client can answer it with an error of its own.
  */
 import type { ResponseIds } from './ids.ts';
 import { CUSTOM_INPUT, callableNamed } from './tools.ts';
-import type { Callable, CustomToolCallItem, FunctionCallItem } from './types.ts';
+import type { Callable, CustomToolCallItem, FunctionCallItem, ToolSearchCallItem } from './types.ts';
+
+export type CallItem = FunctionCallItem | CustomToolCallItem | ToolSearchCallItem;
 
 /** The item of a call, opened (`in_progress`, no arguments or input yet). */
-export function callItemOf(callables: readonly Callable[], chatName: string, ids: ResponseIds, outputIndex: number, callId: string | undefined): FunctionCallItem | CustomToolCallItem {
+export function callItemOf(callables: readonly Callable[], chatName: string, ids: ResponseIds, outputIndex: number, callId: string | undefined): CallItem {
   const tool = callableNamed(callables, chatName);
-  const custom = tool?.kind === 'custom';
-  const id = ids.itemId(custom ? 'ctc' : 'fc', outputIndex);
+  const kind = tool?.kind ?? 'function';
+  const id = ids.itemId(kind === 'custom' ? 'ctc' : kind === 'tool_search' ? 'tsc' : 'fc', outputIndex);
   // A provider that never sent the call's id still gets one the client can answer with.
   const call_id = callId || `call_${id}`;
+  if (kind === 'tool_search') return { type: 'tool_search_call', id, call_id, execution: 'client', arguments: {}, status: 'in_progress' };
   const name = tool?.name ?? chatName;
-  const item: FunctionCallItem | CustomToolCallItem = custom
-    ? { type: 'custom_tool_call', id, call_id, name, input: '', status: 'in_progress' }
-    : { type: 'function_call', id, call_id, name, arguments: '', status: 'in_progress' };
+  const item: FunctionCallItem | CustomToolCallItem =
+    kind === 'custom' ? { type: 'custom_tool_call', id, call_id, name, input: '', status: 'in_progress' } : { type: 'function_call', id, call_id, name, arguments: '', status: 'in_progress' };
   if (tool?.namespace !== undefined) item.namespace = tool.namespace;
   return item;
+}
+
+/** A tool search call's arguments: the JSON object the model wrote, or its text when it is not JSON. */
+export function searchArgumentsOf(args: string): unknown {
+  try {
+    return JSON.parse(args || '{}');
+  } catch {
+    return args;
+  }
 }
 
 /**

@@ -5,7 +5,7 @@
  * so the translation stays a pure function of its inputs.
  */
 
-export type ItemKind = 'msg' | 'fc' | 'ctc' | 'rs';
+export type ItemKind = 'msg' | 'fc' | 'ctc' | 'tsc' | 'rs';
 
 export interface ResponseIds {
   /** `resp_...`, the response's `id`. */

@@ -20,13 +20,17 @@
  *                                    run of tool messages, since chat's tool messages hold text
  *                                    only (the pattern OpenAI's own chat models are given)
  *   additional_tools                 its tools are read with the request's (`readInputItems`)
+ *   tool_search_call, _output        client tool search (`execution: client`): the call of the
+ *                                    `tool_search` function and a `tool` message naming the tools it
+ *                                    loaded, whose definitions are read as tools (`readInputItems`)
  *   reasoning                        dropped: chat has no input field for a past turn's reasoning
  *                                    that providers agree on (DeepSeek rejects `reasoning_content`
  *                                    in input, Anthropic needs signatures chat never carries), and
  *                                    `encrypted_content` is only ever OpenAI's own to read
- *   past calls of platform tools     dropped and reported (`readInputItems`): web_search_call and
- *   (web_search_call, ...)           the like ran on OpenAI's side, and chat has nothing to carry
- *                                    them; `compaction` is encrypted for OpenAI alone
+ *   past calls of platform tools     dropped and reported (`readInputItems`): web_search_call, server
+ *   (web_search_call, ...)           tool search and the like ran on OpenAI's side, and chat has
+ *                                    nothing to carry them (a server search's tools are still read);
+ *                                    `compaction` is encrypted for OpenAI alone
  *   item_reference                   refused: it names an item stored server-side; the gateway keeps
  *                                    nothing
  *   any other item                   refused: not known to the translation
@@ -37,7 +41,7 @@
 import type { Drop } from '../../contract/dropped.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../../openai-types.ts';
 import { invalidParam, invalidRequest, unsupportedParam } from './errors.ts';
-import { CUSTOM_INPUT, chatNameOf, type ToolReading } from './tools.ts';
+import { CUSTOM_INPUT, TOOL_SEARCH, chatNameOf, type ToolReading } from './tools.ts';
 import type { Callable } from './types.ts';
 
 type Json = Record<string, unknown>;
@@ -72,10 +76,13 @@ export function readInputItems(input: string | unknown[], reading: ToolReading):
   if (typeof input === 'string') return;
   input.forEach((item, i) => {
     if (!isObject(item)) return;
-    if (item.type === 'additional_tools') reading.read(item.tools, `input[${i}].tools`);
-    else if (typeof item.type === 'string' && PLATFORM_ITEMS.has(item.type)) reading.drops.push(platformItemDrop(item.type, `input[${i}]`));
+    if (item.type === 'additional_tools' || item.type === 'tool_search_output') reading.read(item.tools, `input[${i}].tools`);
+    if (typeof item.type === 'string' && PLATFORM_ITEMS.has(item.type) && !isClientSearch(item)) reading.drops.push(platformItemDrop(item.type, `input[${i}]`));
   });
 }
+
+/** A tool search item the client ran: carried, where the server's are dropped. */
+const isClientSearch = (item: Json): boolean => (item.type === 'tool_search_call' || item.type === 'tool_search_output') && item.execution === 'client';
 
 function platformItemDrop(type: string, field: string): Drop {
   const reason =
@@ -105,13 +112,15 @@ export function inputToMessages(input: string | unknown[], instructions?: string
     const param = `input[${i}]`;
     if (!isObject(item)) throw invalidParam(param, 'expected an object (a message or an item)');
     const type = item.type ?? 'message';
-    if (type !== 'function_call_output' && type !== 'custom_tool_call_output') attach();
+    if (type !== 'function_call_output' && type !== 'custom_tool_call_output' && type !== 'tool_search_output') attach();
+    if (PLATFORM_ITEMS.has(type as string) && !isClientSearch(item)) return;
     switch (type) {
       case 'message':
         messages.push(messageOf(item, param));
         return;
       case 'function_call':
-      case 'custom_tool_call': {
+      case 'custom_tool_call':
+      case 'tool_search_call': {
         const call = toolCallOf(item, param, callables);
         if (!answered.has(call.id)) throw invalidRequest(param, `No tool output found for function call ${call.id}.`);
         called.add(call.id);
@@ -121,9 +130,14 @@ export function inputToMessages(input: string | unknown[], instructions?: string
         return;
       }
       case 'function_call_output':
-      case 'custom_tool_call_output': {
+      case 'custom_tool_call_output':
+      case 'tool_search_output': {
         const callId = stringField(item, 'call_id', param);
         if (!called.has(callId)) throw invalidRequest(`${param}.call_id`, `No tool call found for function call output with call_id ${callId}.`);
+        if (type === 'tool_search_output') {
+          messages.push({ role: 'tool', tool_call_id: callId, content: loadedToolsOf(item.tools, callables) });
+          return;
+        }
         const { content, media } = toolOutputOf(item.output, `${param}.output`);
         messages.push({ role: 'tool', tool_call_id: callId, content });
         if (media.length) attached.push({ type: 'text', text: `The output of tool call ${callId}:` }, ...media);
@@ -138,7 +152,6 @@ export function inputToMessages(input: string | unknown[], instructions?: string
           `Invalid '${param}': item references name items stored by the API, and the gateway is stateless; send the items themselves (clients that reference earlier output, such as the Vercel AI SDK, do so when they are told store: false).`,
         );
       default:
-        if (PLATFORM_ITEMS.has(type as string)) return;
         throw unsupportedParam(
           param,
           `Input items of type ${JSON.stringify(type)} are not supported through the gateway's translation: only messages, function and custom tool calls and their outputs, reasoning and additional_tools items are.`,
@@ -153,7 +166,8 @@ export function inputToMessages(input: string | unknown[], instructions?: string
 /** call_id → whether an output for it appears anywhere in the input. */
 function outputsByCall(items: unknown[]): Set<string> {
   const out = new Set<string>();
-  for (const item of items) if (isObject(item) && (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') && typeof item.call_id === 'string') out.add(item.call_id);
+  const outputs = new Set(['function_call_output', 'custom_tool_call_output', 'tool_search_output']);
+  for (const item of items) if (isObject(item) && outputs.has(item.type as string) && typeof item.call_id === 'string') out.add(item.call_id);
   return out;
 }
 
@@ -163,9 +177,13 @@ function stringField(item: Json, key: string, param: string): string {
   return value;
 }
 
-/** A past function or custom tool call, as the chat call it was. */
+/** A past function, custom or tool search call, as the chat call it was. */
 function toolCallOf(item: Json, param: string, callables: readonly Callable[]): ToolCall {
   const id = stringField(item, 'call_id', param);
+  if (item.type === 'tool_search_call') {
+    const args = typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {});
+    return { id, type: 'function', function: { name: chatNameOf(callables, TOOL_SEARCH), arguments: args } };
+  }
   const name = stringField(item, 'name', param);
   if (item.namespace != null && typeof item.namespace !== 'string') throw invalidParam(`${param}.namespace`, 'expected a string');
   const chatName = chatNameOf(callables, name, item.namespace ?? undefined);
@@ -238,6 +256,18 @@ function partOf(part: unknown, param: string): ContentPart {
     default:
       throw invalidParam(`${param}.type`, "expected one of 'input_text', 'input_image', 'input_file'");
   }
+}
+
+/** What a client tool search answered, for the model: the chat names of the tools it loaded. */
+function loadedToolsOf(tools: unknown, callables: readonly Callable[]): string {
+  const names: string[] = [];
+  for (const tool of Array.isArray(tools) ? tools : []) {
+    if (!isObject(tool) || typeof tool.name !== 'string') continue;
+    if (tool.type === 'namespace' && Array.isArray(tool.tools)) {
+      for (const inner of tool.tools) if (isObject(inner) && typeof inner.name === 'string') names.push(chatNameOf(callables, inner.name, tool.name));
+    } else if (tool.type === 'function' || tool.type === 'custom') names.push(chatNameOf(callables, tool.name));
+  }
+  return names.length ? `Tools loaded, now callable: ${names.join(', ')}.` : 'No tools matched.';
 }
 
 /** A tool output's `output`: a string, or parts; chat's tool messages carry the text, the rest (`media`) goes after them. */

@@ -6,8 +6,9 @@
  *   input, instructions              messages (input.ts; an empty `instructions` adds nothing)
  *   tools, additional_tools items    tools, nested under `function` (tools.ts): function tools as
  *                                    they are, custom (freeform) tools as a function of one string
- *                                    `input`, namespaces flattened to `<namespace>__<name>`; the
- *                                    calls map back to custom_tool_call items and namespaced names
+ *                                    `input`, namespaces flattened to `<namespace>__<name>`, client
+ *                                    tool search as a `tool_search` function; the calls map back to
+ *                                    custom_tool_call, tool_search_call items and namespaced names
  *   tool_choice                      tool_choice (a function or custom tool by its chat name);
  *                                    `allowed_tools` → the tools narrowed to those named, tool_choice
  *                                    its mode (what allowed_tools means, said the chat way)

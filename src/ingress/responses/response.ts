@@ -11,7 +11,8 @@
  *   tool_calls                             `function_call` items (call_id = the chat tool call id),
  *                                          named as the client named the tool (its `namespace` too);
  *                                          a custom tool's call is a `custom_tool_call` item whose
- *                                          `input` is the function's one string argument (tools.ts)
+ *                                          `input` is the function's one string argument (tools.ts);
+ *                                          client tool search's a `tool_search_call`
  *   nothing of the above                   an empty message, so a client always finds the answer
  *   finish_reason length                   status incomplete, incomplete_details max_output_tokens
  *   finish_reason content_filter           status incomplete, incomplete_details content_filter
@@ -27,7 +28,7 @@
 import type { ChatCompletion, FinishReason, Usage } from '../../openai-types.ts';
 import { textOf } from '../../protocol/content.ts';
 import type { ResponseIds } from './ids.ts';
-import { callItemOf, customInputOf } from './calls.ts';
+import { callItemOf, customInputOf, searchArgumentsOf } from './calls.ts';
 import type { LogProb, MessageItem, OutputItem, ResponseObject, ResponseStatus, ResponseUsage, ResponsesRequest } from './types.ts';
 
 export function chatToResponse(completion: ChatCompletion, request: ResponsesRequest, ids: ResponseIds): ResponseObject {
@@ -49,8 +50,10 @@ export function chatToResponse(completion: ChatCompletion, request: ResponsesReq
   }
   for (const call of calls) {
     const item = callItemOf(request.callables, call.function.name, ids, output.length, call.id);
-    if (item.type === 'custom_tool_call') item.input = customInputOf(call.function.arguments ?? '');
-    else item.arguments = call.function.arguments ?? '';
+    const args = call.function.arguments ?? '';
+    if (item.type === 'custom_tool_call') item.input = customInputOf(args);
+    else if (item.type === 'tool_search_call') item.arguments = searchArgumentsOf(args);
+    else item.arguments = args;
     item.status = 'completed';
     output.push(item);
   }

@@ -306,3 +306,17 @@ describe('custom and namespaced tools (Codex)', () => {
     expect(deltas(events, 'response.custom_tool_call_input.delta')).toBe('x y');
   });
 });
+
+describe('client tool search', () => {
+  it('a call of the tool_search function is a tool_search_call item, its arguments an object', async () => {
+    const tools = [{ type: 'tool_search', execution: 'client', parameters: { type: 'object', properties: { query: { type: 'string' } } } }];
+    const chunks = [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_s', type: 'function', function: { name: 'tool_search', arguments: '{"query":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"calendar"}' } }] }),
+      chunk({}, 'tool_calls'),
+    ];
+    const { events, final } = await checkAll(chunks, { tools });
+    expect(final.output).toEqual([{ type: 'tool_search_call', id: 'tsc_req_s1_0', call_id: 'call_s', execution: 'client', arguments: { query: 'calendar' }, status: 'completed' }]);
+    expect(types(events).filter((t) => t.includes('arguments'))).toEqual([]);
+  });
+});

@@ -13,7 +13,9 @@
  *             tool_calls[k]      function_call item: output_item.added (call_id, name, namespace),
  *                                response.function_call_arguments.delta; for a custom tool a
  *                                custom_tool_call item and response.custom_tool_call_input.delta,
- *                                the input decoded from the JSON arguments as they stream (calls.ts)
+ *                                the input decoded from the JSON arguments as they stream (calls.ts);
+ *                                for client tool search a tool_search_call item, its arguments
+ *                                whole at output_item.done
  *             A new kind of item closes the one before (reasoning, then text, then calls, as
  *             chat streams them); function calls stay open until the end, so a provider that
  *             interleaves the arguments of parallel calls is followed. Usage, finish_reason and
@@ -39,24 +41,11 @@
  */
 import type { GatewayError } from '../../errors.ts';
 import type { ChatCompletionChunk, ChunkToolCallDelta, FinishReason, Usage } from '../../openai-types.ts';
-import { CustomInputDecoder, callItemOf, customInputOf } from './calls.ts';
+import { type CallItem, CustomInputDecoder, callItemOf, customInputOf, searchArgumentsOf } from './calls.ts';
 import { responseErrorOf } from './errors.ts';
 import type { ResponseIds } from './ids.ts';
 import { finishResponse, logprobsOf, responseSkeleton, statusOf, usageOf } from './response.ts';
-import type {
-  Callable,
-  CustomToolCallItem,
-  FunctionCallItem,
-  LogProb,
-  MessageItem,
-  OutputItem,
-  OutputText,
-  ReasoningItem,
-  Refusal,
-  ResponseObject,
-  ResponsesEvent,
-  ResponsesRequest,
-} from './types.ts';
+import type { Callable, CustomToolCallItem, LogProb, MessageItem, OutputItem, OutputText, ReasoningItem, Refusal, ResponseObject, ResponsesEvent, ResponsesRequest } from './types.ts';
 
 /** Distributes over the union, so an event literal is checked against its own variant. */
 type Unsequenced<E> = E extends unknown ? Omit<E, 'sequence_number'> : never;
@@ -75,7 +64,7 @@ interface PendingCall {
   name?: string;
   /** The arguments as they came (before the name too). */
   arguments: string;
-  item?: FunctionCallItem | CustomToolCallItem;
+  item?: CallItem;
   /** A custom call's input, decoded as the arguments stream. */
   decoder?: CustomInputDecoder;
 }
@@ -278,7 +267,8 @@ export class ResponsesStreamWriter {
       this.#emit({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: this.#indexOf(item), delta: args });
       return;
     }
-    this.#inputDelta(item, call.decoder!.push(args));
+    // A tool search call's arguments are an object: they come whole with output_item.done.
+    if (item.type === 'custom_tool_call') this.#inputDelta(item, call.decoder!.push(args));
   }
 
   #inputDelta(item: CustomToolCallItem, text: string): void {
@@ -299,6 +289,8 @@ export class ResponsesStreamWriter {
     const at = { item_id: item.id, output_index: this.#indexOf(item) };
     if (item.type === 'function_call') {
       this.#emit({ type: 'response.function_call_arguments.done', ...at, name: item.name, arguments: item.arguments });
+    } else if (item.type === 'tool_search_call') {
+      item.arguments = searchArgumentsOf(call.arguments);
     } else {
       // The whole arguments say what the input is; what streamed was its beginning, or nothing
       // when they were not {"input": "..."}.

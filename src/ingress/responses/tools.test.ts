@@ -190,3 +190,46 @@ describe('tool outputs with images (Codex view_image)', () => {
     ]);
   });
 });
+
+describe('client tool search (execution: client)', () => {
+  const search = { type: 'tool_search', execution: 'client', description: 'Find more tools.', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } };
+
+  it('is the tool_search function; a server one is dropped', () => {
+    const reading = read([search, { type: 'tool_search' }]);
+    expect(reading.callables).toEqual([
+      {
+        chatName: 'tool_search',
+        kind: 'tool_search',
+        name: 'tool_search',
+        tool: { type: 'function', function: { name: 'tool_search', description: 'Find more tools.', parameters: search.parameters } },
+      },
+    ]);
+    expect(reading.drops).toEqual([{ field: 'tools[1]', what: 'tool_search', reason: expect.any(String) }]);
+  });
+
+  it('the past call and its output: the chat round trip, and the loaded tools offered', () => {
+    const loaded = {
+      type: 'namespace',
+      name: 'mcp__calendar',
+      description: 'Calendar.',
+      tools: [{ type: 'function', name: 'create_event', defer_loading: true, parameters: { type: 'object', properties: {} } }],
+    };
+    const body = {
+      model: 'm',
+      input: [
+        { role: 'user', content: 'Book lunch' },
+        { type: 'tool_search_call', call_id: 'ts_1', execution: 'client', status: 'completed', arguments: { query: 'calendar' } },
+        { type: 'tool_search_output', call_id: 'ts_1', execution: 'client', status: 'completed', tools: [loaded] },
+      ],
+      tools: [search],
+    };
+    const request = readResponsesRequest(body);
+    expect(request.untranslatable).toEqual([]);
+    const chat = responsesToChat(body);
+    expect(chat.tools?.map((t) => t.function.name)).toEqual(['tool_search', 'mcp__calendar__create_event']);
+    expect(chat.messages.slice(1)).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'ts_1', type: 'function', function: { name: 'tool_search', arguments: '{"query":"calendar"}' } }] },
+      { role: 'tool', tool_call_id: 'ts_1', content: 'Tools loaded, now callable: mcp__calendar__create_event.' },
+    ]);
+  });
+});

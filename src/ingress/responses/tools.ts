@@ -13,10 +13,14 @@
  *                             `functions` is OpenAI's default namespace (top-level tools live in
  *                             it, and OpenAI answers their calls without one): its tools keep
  *                             their bare names
- *   defer_loading             ignored: without tool search every tool is offered from the start
+ *   defer_loading             ignored: a deferred tool sent in the request is offered at once
+ *   tool_search, execution    a function `tool_search` with the tool's parameters; its calls come
+ *   client                    back as `tool_search_call` items (arguments as an object), and the
+ *                             tools of the client's `tool_search_output` are read as tools (input.ts)
  *   hosted tools (web_search, file_search, code_interpreter, image_generation, computer, mcp,
- *   tool_search...), tools whose calls are items of their own (local_shell, shell, apply_patch),
- *   and types not known    dropped and reported: they run on OpenAI's platform or need items
+ *   server tool_search...), tools whose calls are items of their own (local_shell, shell,
+ *   apply_patch), and types not known
+ *                             dropped and reported: they run on OpenAI's platform or need items
  *                             chat cannot produce
  *
  * Names. Providers take function names of at most 64 characters of [a-zA-Z0-9_-] (OpenAI; Anthropic
@@ -30,7 +34,7 @@ import { createHash } from 'node:crypto';
 import type { Drop } from '../../contract/dropped.ts';
 import type { FunctionTool } from '../../openai-types.ts';
 import { invalidParam } from './errors.ts';
-import type { Callable, CustomFormat, ResponsesCustomTool, ResponsesFunctionTool, ResponsesNamespaceTool, ResponsesTool } from './types.ts';
+import type { Callable, CustomFormat, ResponsesCustomTool, ResponsesFunctionTool, ResponsesNamespaceTool, ResponsesTool, ResponsesToolSearchTool } from './types.ts';
 
 type Json = Record<string, unknown>;
 
@@ -41,6 +45,9 @@ export const DEFAULT_NAMESPACE = 'functions';
 
 /** The one argument a custom tool's chat function takes. */
 export const CUSTOM_INPUT = 'input';
+
+/** The chat function client-executed tool search becomes. */
+export const TOOL_SEARCH = 'tool_search';
 
 /** Tools OpenAI runs on its side, or whose calls are items chat has no way to produce. */
 const PLATFORM_TOOLS = new Set([
@@ -83,18 +90,23 @@ export class ToolReading {
         const namespace = namespaceToolOf(tool, at, this.drops);
         this.tools.push(namespace);
         for (const inner of namespace.tools) this.#add(inner, namespace.name, namespace.description);
+      } else if (tool.type === 'tool_search' && tool.execution === 'client') {
+        const search = toolSearchOf(tool, at);
+        this.tools.push(search);
+        this.#add(search, undefined, '');
       } else {
         this.drops.push(platformToolDrop(tool.type, at));
       }
     });
   }
 
-  #add(tool: ResponsesFunctionTool | ResponsesCustomTool, namespace: string | undefined, lead: string): void {
+  #add(tool: ResponsesFunctionTool | ResponsesCustomTool | ResponsesToolSearchTool, namespace: string | undefined, lead: string): void {
+    const name = tool.type === 'tool_search' ? TOOL_SEARCH : tool.name;
     const ns = namespace === DEFAULT_NAMESPACE || namespace === '' ? undefined : namespace;
     // The same tool twice (top level and in `functions`, say) is one tool: the first says what it is.
-    if (this.callables.some((c) => c.name === tool.name && c.namespace === ns)) return;
-    let chatName = flatName(tool.name, ns);
-    if (this.callables.some((c) => c.chatName === chatName)) chatName = hashedName(tool.name, ns);
+    if (this.callables.some((c) => c.name === name && c.namespace === ns && c.kind === tool.type)) return;
+    let chatName = flatName(name, ns);
+    if (this.callables.some((c) => c.chatName === chatName)) chatName = hashedName(name, ns);
     const fn: FunctionTool['function'] = { name: chatName };
     const own = tool.type === 'custom' ? customDescription(tool) : tool.description;
     const description = lead ? [lead, own ?? ''].filter(Boolean).join('\n\n') : own;
@@ -103,9 +115,9 @@ export class ToolReading {
       fn.parameters = { type: 'object', properties: { [CUSTOM_INPUT]: { type: 'string' } }, required: [CUSTOM_INPUT], additionalProperties: false };
     } else {
       if (tool.parameters != null) fn.parameters = tool.parameters;
-      if (tool.strict != null) fn.strict = tool.strict;
+      if (tool.type === 'function' && tool.strict != null) fn.strict = tool.strict;
     }
-    const callable: Callable = { chatName, kind: tool.type, name: tool.name, tool: { type: 'function', function: fn } };
+    const callable: Callable = { chatName, kind: tool.type, name, tool: { type: 'function', function: fn } };
     if (ns !== undefined) callable.namespace = ns;
     this.callables.push(callable);
   }
@@ -198,6 +210,17 @@ function customFormatOf(format: unknown, param: string): CustomFormat {
   const syntax = stringOf(format, 'syntax', param, true)!;
   const definition = stringOf(format, 'definition', param, true)!;
   return { type: 'grammar', syntax, definition };
+}
+
+function toolSearchOf(tool: Json, param: string): ResponsesToolSearchTool {
+  const out: ResponsesToolSearchTool = { type: 'tool_search', execution: 'client' };
+  const description = stringOf(tool, 'description', param, false);
+  if (description !== undefined) out.description = description;
+  if (tool.parameters != null) {
+    if (!isObject(tool.parameters)) throw invalidParam(`${param}.parameters`, 'expected a JSON Schema object');
+    out.parameters = tool.parameters;
+  }
+  return out;
 }
 
 /** A namespace and its function and custom tools; anything else inside it is dropped and reported. */

@@ -40,14 +40,22 @@ export interface ResponsesNamespaceTool {
   tools: Array<ResponsesFunctionTool | ResponsesCustomTool>;
 }
 
+/** Tool search the client runs (`execution: client`): the model asks, the client answers with tools to load. */
+export interface ResponsesToolSearchTool {
+  type: 'tool_search';
+  execution: 'client';
+  description?: string;
+  parameters?: Record<string, unknown>;
+}
+
 /** A tool of the request the translation carries (hosted tools are dropped), as the response echoes it. */
-export type ResponsesTool = ResponsesFunctionTool | ResponsesCustomTool | ResponsesNamespaceTool;
+export type ResponsesTool = ResponsesFunctionTool | ResponsesCustomTool | ResponsesNamespaceTool | ResponsesToolSearchTool;
 
 /** A function or custom tool as chat sees it: one function, under a name unique in the request. */
 export interface Callable {
   /** The chat function's name (see tools.ts for how it is made). */
   chatName: string;
-  kind: 'function' | 'custom';
+  kind: 'function' | 'custom' | 'tool_search';
   /** The tool's own name, as its calls carry it back. */
   name: string;
   /** Its namespace, as its calls carry it back (absent for top-level tools and OpenAI's default `functions`). */
@@ -166,7 +174,17 @@ export interface ReasoningItem {
   status: ItemStatus;
 }
 
-export type OutputItem = MessageItem | FunctionCallItem | CustomToolCallItem | ReasoningItem;
+/** The model asking the client to search its deferred tools (`execution: client`); the arguments as an object. */
+export interface ToolSearchCallItem {
+  type: 'tool_search_call';
+  id: string;
+  call_id: string;
+  execution: 'client';
+  arguments: unknown;
+  status: ItemStatus;
+}
+
+export type OutputItem = MessageItem | FunctionCallItem | CustomToolCallItem | ToolSearchCallItem | ReasoningItem;
 
 export interface ResponseUsage {
   input_tokens: number;
@@ -199,7 +217,7 @@ export interface ResponseObject {
   usage?: ResponseUsage;
   // The echo of the request.
   instructions: string | null;
-  tools: Array<(ResponsesFunctionTool & { strict: boolean | null; parameters: Record<string, unknown> | null }) | ResponsesCustomTool | ResponsesNamespaceTool>;
+  tools: Array<(ResponsesFunctionTool & { strict: boolean | null; parameters: Record<string, unknown> | null }) | ResponsesCustomTool | ResponsesNamespaceTool | ResponsesToolSearchTool>;
   tool_choice: ResponsesToolChoice;
   parallel_tool_calls: boolean;
   text: { format: TextFormat; verbosity?: string | null };

@@ -112,7 +112,7 @@ export function inputToMessages(input: string | unknown[], instructions?: string
     const param = `input[${i}]`;
     if (!isObject(item)) throw invalidParam(param, 'expected an object (a message or an item)');
     const type = item.type ?? 'message';
-    if (type !== 'function_call_output' && type !== 'custom_tool_call_output' && type !== 'tool_search_output') attach();
+    if (!OUTPUTS.has(type as string)) attach();
     if (PLATFORM_ITEMS.has(type as string) && !isClientSearch(item)) return;
     switch (type) {
       case 'message':
@@ -154,7 +154,7 @@ export function inputToMessages(input: string | unknown[], instructions?: string
       default:
         throw unsupportedParam(
           param,
-          `Input items of type ${JSON.stringify(type)} are not supported through the gateway's translation: only messages, function and custom tool calls and their outputs, reasoning and additional_tools items are.`,
+          `Input items of type ${JSON.stringify(type)} are not supported through the gateway's translation: only messages, function, custom and client tool search calls and their outputs, reasoning and additional_tools items are.`,
         );
     }
   });
@@ -163,11 +163,12 @@ export function inputToMessages(input: string | unknown[], instructions?: string
   return messages;
 }
 
+const OUTPUTS = new Set(['function_call_output', 'custom_tool_call_output', 'tool_search_output']);
+
 /** call_id → whether an output for it appears anywhere in the input. */
 function outputsByCall(items: unknown[]): Set<string> {
   const out = new Set<string>();
-  const outputs = new Set(['function_call_output', 'custom_tool_call_output', 'tool_search_output']);
-  for (const item of items) if (isObject(item) && outputs.has(item.type as string) && typeof item.call_id === 'string') out.add(item.call_id);
+  for (const item of items) if (isObject(item) && OUTPUTS.has(item.type as string) && typeof item.call_id === 'string') out.add(item.call_id);
   return out;
 }
 

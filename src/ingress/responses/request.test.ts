@@ -414,6 +414,11 @@ describe('dropped and reported (untranslatable), never refused', () => {
     ]);
     for (const drop of request.untranslatable) expect(drop.reason.length).toBeGreaterThan(10);
     expect(responsesToChat({ model: 'm', input: 'x', brand_new_field: 1 })).toEqual({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
+    const odd = readResponsesRequest(JSON.parse('{"model":"m","input":"x","constructor":1,"__proto__":2}'));
+    expect(odd.untranslatable).toEqual([
+      { field: 'constructor', reason: "'constructor' is not a field the translation to chat knows" },
+      { field: '__proto__', reason: "'__proto__' is not a field the translation to chat knows" },
+    ]);
   });
 
   it('a hosted tool, a choice of one, and past hosted calls in input', () => {

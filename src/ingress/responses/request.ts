@@ -162,7 +162,9 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
   const drops: Drop[] = [];
   for (const key of Object.keys(body)) {
     if (TRANSLATED.has(key) || TOLERATED.has(key) || body[key] == null) continue;
-    drops.push({ field: key, reason: REPORTED[key] ?? `'${key}' is not a field the translation to chat knows` });
+    // Own keys only: a field named like an Object method is as unknown as any other.
+    const reason = Object.hasOwn(REPORTED, key) ? REPORTED[key] : `'${key}' is not a field the translation to chat knows`;
+    drops.push({ field: key, reason });
   }
   refuseStateful(body);
   drops.push(...serverSideDrops(body));

@@ -233,3 +233,30 @@ describe('client tool search (execution: client)', () => {
     ]);
   });
 });
+
+describe('the request Codex CLI 0.171.0 sent (recorded, long strings trimmed)', () => {
+  it('reads with only client_metadata dropped: its namespaces flattened, exec a custom tool, the developer messages kept', () => {
+    const body = codexRequest('responses-lite-0.171.0');
+    const request = readResponsesRequest(body);
+    expect(request.untranslatable.map((d) => d.field)).toEqual(['client_metadata']);
+    const chat = responsesToChat(body);
+    expect(chat.tools?.map((t) => t.function.name)).toEqual([
+      'exec',
+      'wait',
+      'request_user_input',
+      'request_user_input_async',
+      'send_message_to_user_async',
+      'clock__sleep',
+      'collaboration__followup_task',
+      'collaboration__interrupt_agent',
+      'collaboration__list_agents',
+      'collaboration__send_message',
+      'collaboration__spawn_agent',
+      'collaboration__wait_agent',
+    ]);
+    expect(request.callables[0]).toMatchObject({ kind: 'custom', name: 'exec' });
+    expect(request.callables.find((c) => c.chatName === 'collaboration__spawn_agent')).toMatchObject({ kind: 'function', name: 'spawn_agent', namespace: 'collaboration' });
+    expect(chat.messages.map((m) => m.role)).toEqual(['developer', 'developer', 'developer', 'developer', 'user', 'user']);
+    expect(chat).toMatchObject({ stream: true, tool_choice: 'auto', parallel_tool_calls: false, reasoning_effort: 'low', verbosity: 'low' });
+  });
+});

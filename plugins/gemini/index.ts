@@ -53,7 +53,7 @@ export default defineHttpProvider<GeminiOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: GEMINI_CAPABILITIES,
+  capabilities: { ...GEMINI_CAPABILITIES, extraParams: ['top_k', 'google', 'extra_body'] },
   endpoint: (options) => ({ baseUrl: options.baseUrl ?? DEFAULT_BASE_URL, headers: { ...options.headers, 'x-goog-api-key': options.apiKey } }),
   buildRequest(call, options) {
     const method = call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';

@@ -125,7 +125,7 @@ describe('switchyard validate', () => {
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n')).toEqual([
       `${file}:5:27 models.demo.targets[0].provider: unknown provider "mokc" (did you mean "mock"?) (known: mock)`,
-      `${file}:6:5 models.demo.retries: unknown field "retries" (known: description, dropUnsupportedParams, strategy, retry, targets, timeout, cooldown, fallbacks)`,
+      `${file}:6:5 models.demo.retries: unknown field "retries" (known: description, dropUnsupportedParams, strict, strategy, retry, targets, timeout, cooldown, fallbacks)`,
       '2 errors: the configuration was not loaded',
     ]);
   });

@@ -232,7 +232,7 @@ const IN_PLAIN_WORDS: Array<[what: string, yaml: string, expected: string[]]> = 
     `${BASE}  fast:\n    targets:\n    - provider: mock\n    model: m\n`,
     [
       'gateway.yaml:11:7 models.fast.targets[0]: missing required field "model"',
-      'gateway.yaml:12:5 models.fast.model: unknown field "model" (known: description, dropUnsupportedParams, strategy, retry, targets, timeout, cooldown, fallbacks); "model" belongs to each item of "targets": indent it under the item\'s "- "',
+      'gateway.yaml:12:5 models.fast.model: unknown field "model" (known: description, dropUnsupportedParams, strict, strategy, retry, targets, timeout, cooldown, fallbacks); "model" belongs to each item of "targets": indent it under the item\'s "- "',
     ],
   ],
   ['yes for a boolean', `metrics: { enabled: yes }\n${BASE}`, ['gateway.yaml:1:21 metrics.enabled: must be true or false (got string "yes"); YAML reads it as text: write true or false']],

@@ -126,7 +126,8 @@ providers:
   google: { plugin: gemini, baseUrl: "${gemini.url}", apiKey: test-gemini-key }
 models:
   gpt-6-sol: { targets: [{ provider: compat, model: gpt-compatible-1 }] }
-  # Codex sends text.verbosity, which Anthropic models have no parameter for.
+  # Codex sends text.verbosity (and parallel_tool_calls), which Anthropic and Gemini models have no
+  # parameter for: without dropUnsupportedParams, still a 400.
   codex-on-claude: { targets: [{ provider: claude, model: claude-sonnet-4-5 }], dropUnsupportedParams: true }
   codex-on-gemini: { targets: [{ provider: google, model: gemini-2.5-flash }], dropUnsupportedParams: true }
 `);

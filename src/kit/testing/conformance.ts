@@ -184,8 +184,18 @@ export function runConformance(spec: ProviderConformance): void {
       expect(() => JSON.parse(call.function.arguments)).not.toThrow();
     });
 
+    // A reasoning effort the model cannot take is dropped and reported (it asks how long to think, not what to answer).
+    const noReasoning = caps.reasoning === false || caps.unsupportedParams?.includes('reasoning_effort');
+    it.skipIf(!noReasoning)(`without reasoning: reasoning_effort is dropped and reported, the rest served${noReasoning ? '' : ' (skipped: the provider reasons)'}`, async () => {
+      use(spec.scenarios.text);
+      const body: OpenAI.ChatCompletionCreateParamsNonStreaming = { model: 'alias', reasoning_effort: 'low', messages: [{ role: 'user', content: 'Hello' }] };
+      const { data, response } = await client().chat.completions.create(body).withResponse();
+      expect(data.choices[0].finish_reason).toBe('stop');
+      expect(response.headers.get('x-switchyard-dropped')).toBe('reasoning_effort (low)');
+    });
+
     // What the plugin declares it cannot honour is refused before anything reaches the upstream.
-    const refused = [...(caps.unsupportedParams ?? []), ...(caps.samplingExtras === false ? ['n', 'logprobs'] : [])].filter((p) => p in SAMPLE_VALUES);
+    const refused = [...(caps.unsupportedParams ?? []), ...(caps.samplingExtras === false ? ['n', 'logprobs'] : [])].filter((p) => p in SAMPLE_VALUES && p !== 'reasoning_effort');
     for (const param of refused) {
       it(`declared unsupported: ${param} → 400 unsupported_parameter, upstream not called`, async () => {
         const calls = upstream.requests.length;

@@ -10,47 +10,118 @@
  *                                    file {file_id, file_data, filename}
  *   message assistant                an assistant message; output_text, input_text and refusal
  *                                    parts → its text (a past refusal is what the model said)
- *   function_call                    a tool call of the assistant message just before it, or of a
+ *   function_call, custom_tool_call  a tool call of the assistant message just before it, or of a
  *                                    new one: a turn's text and its calls are one chat message, and
- *                                    parallel calls (consecutive items) must share it
- *   function_call_output             a `tool` message (its text parts, as parts)
+ *                                    parallel calls (consecutive items) must share it; named for chat
+ *                                    from its namespace and name as the tools are (tools.ts), a custom
+ *                                    call's `input` as the arguments {"input": "..."}
+ *   function_call_output,            a `tool` message (its text parts, as parts); its images and
+ *   custom_tool_call_output          files (Codex's view_image) in a `user` message after the
+ *                                    run of tool messages, since chat's tool messages hold text
+ *                                    only (the pattern OpenAI's own chat models are given)
+ *   additional_tools                 its tools are read with the request's (`readInputItems`)
+ *   tool_search_call, _output        client tool search (`execution: client`): the call of the
+ *                                    `tool_search` function and a `tool` message naming the tools it
+ *                                    loaded, whose definitions are read as tools (`readInputItems`)
  *   reasoning                        dropped: chat has no input field for a past turn's reasoning
  *                                    that providers agree on (DeepSeek rejects `reasoning_content`
  *                                    in input, Anthropic needs signatures chat never carries), and
  *                                    `encrypted_content` is only ever OpenAI's own to read
+ *   past calls of platform tools     dropped and reported (`readInputItems`): web_search_call, server
+ *   (web_search_call, ...)           tool search and the like ran on OpenAI's side, and chat has
+ *                                    nothing to carry them (a server search's tools are still read);
+ *                                    `compaction` is encrypted for OpenAI alone
  *   item_reference                   refused: it names an item stored server-side; the gateway keeps
  *                                    nothing
- *   any other item (hosted tools)    refused: only function tools cross the translation
+ *   any other item                   refused: not known to the translation
  *
  * As the Responses API does, a function_call without its output, or an output without its
  * call, is the client's mistake, answered before anything reaches a provider.
  */
+import type { Drop } from '../../contract/dropped.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../../openai-types.ts';
 import { invalidParam, invalidRequest, unsupportedParam } from './errors.ts';
+import { CUSTOM_INPUT, TOOL_SEARCH, chatNameOf, type ToolReading } from './tools.ts';
+import type { Callable } from './types.ts';
 
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export function inputToMessages(input: string | unknown[], instructions?: string): ChatMessage[] {
+/** Items of tools that ran on OpenAI's platform (or are encrypted for it): past context chat cannot carry. */
+const PLATFORM_ITEMS = new Set([
+  'web_search_call',
+  'file_search_call',
+  'code_interpreter_call',
+  'image_generation_call',
+  'computer_call',
+  'computer_call_output',
+  'mcp_call',
+  'mcp_list_tools',
+  'mcp_approval_request',
+  'mcp_approval_response',
+  'tool_search_call',
+  'tool_search_output',
+  'local_shell_call',
+  'local_shell_call_output',
+  'shell_call',
+  'shell_call_output',
+  'apply_patch_call',
+  'apply_patch_call_output',
+  'compaction',
+]);
+
+/** The input items the reader takes in whole: `additional_tools` (its tools), platform items (dropped, reported). */
+export function readInputItems(input: string | unknown[], reading: ToolReading): void {
+  if (typeof input === 'string') return;
+  input.forEach((item, i) => {
+    if (!isObject(item)) return;
+    if (item.type === 'additional_tools' || item.type === 'tool_search_output') reading.read(item.tools, `input[${i}].tools`);
+    if (typeof item.type === 'string' && PLATFORM_ITEMS.has(item.type) && !isClientSearch(item)) reading.drops.push(platformItemDrop(item.type, `input[${i}]`));
+  });
+}
+
+/** A tool search item the client ran: carried, where the server's are dropped. */
+const isClientSearch = (item: Json): boolean => (item.type === 'tool_search_call' || item.type === 'tool_search_output') && item.execution === 'client';
+
+function platformItemDrop(type: string, field: string): Drop {
+  const reason =
+    type === 'compaction'
+      ? "a compaction item's content is encrypted for OpenAI alone"
+      : `a past ${type} item belongs to a tool that runs on OpenAI's platform (or answers with items of its own), which the translation to chat has no equivalent for`;
+  return { field, what: type, reason };
+}
+
+export function inputToMessages(input: string | unknown[], instructions?: string, callables: readonly Callable[] = []): ChatMessage[] {
   const messages: ChatMessage[] = [];
-  if (instructions !== undefined) messages.push({ role: 'system', content: instructions });
+  // An empty `instructions` says nothing (Codex sends "" with its instructions in `input`); some providers refuse an empty system text.
+  if (instructions) messages.push({ role: 'system', content: instructions });
   if (typeof input === 'string') {
     messages.push({ role: 'user', content: input });
     return messages;
   }
   const answered = outputsByCall(input);
   const called = new Set<string>();
+  /** Images and files the tool outputs just read returned: one user message once their run ends. */
+  let attached: ContentPart[] = [];
+  const attach = () => {
+    if (attached.length) messages.push({ role: 'user', content: attached });
+    attached = [];
+  };
   input.forEach((item, i) => {
     const param = `input[${i}]`;
     if (!isObject(item)) throw invalidParam(param, 'expected an object (a message or an item)');
     const type = item.type ?? 'message';
+    if (!OUTPUTS.has(type as string)) attach();
+    if (PLATFORM_ITEMS.has(type as string) && !isClientSearch(item)) return;
     switch (type) {
       case 'message':
         messages.push(messageOf(item, param));
         return;
-      case 'function_call': {
-        const call = toolCallOf(item, param);
+      case 'function_call':
+      case 'custom_tool_call':
+      case 'tool_search_call': {
+        const call = toolCallOf(item, param, callables);
         if (!answered.has(call.id)) throw invalidRequest(param, `No tool output found for function call ${call.id}.`);
         called.add(call.id);
         const last = messages.at(-1);
@@ -58,13 +129,22 @@ export function inputToMessages(input: string | unknown[], instructions?: string
         else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
         return;
       }
-      case 'function_call_output': {
+      case 'function_call_output':
+      case 'custom_tool_call_output':
+      case 'tool_search_output': {
         const callId = stringField(item, 'call_id', param);
         if (!called.has(callId)) throw invalidRequest(`${param}.call_id`, `No tool call found for function call output with call_id ${callId}.`);
-        messages.push({ role: 'tool', tool_call_id: callId, content: toolOutputOf(item.output, `${param}.output`) });
+        if (type === 'tool_search_output') {
+          messages.push({ role: 'tool', tool_call_id: callId, content: loadedToolsOf(item.tools, callables) });
+          return;
+        }
+        const { content, media } = toolOutputOf(item.output, `${param}.output`);
+        messages.push({ role: 'tool', tool_call_id: callId, content });
+        if (media.length) attached.push({ type: 'text', text: `The output of tool call ${callId}:` }, ...media);
         return;
       }
       case 'reasoning':
+      case 'additional_tools':
         return;
       case 'item_reference':
         throw unsupportedParam(
@@ -74,18 +154,21 @@ export function inputToMessages(input: string | unknown[], instructions?: string
       default:
         throw unsupportedParam(
           param,
-          `Input items of type ${JSON.stringify(type)} are not supported through the gateway's translation: only messages, function_call, function_call_output and reasoning items are.`,
+          `Input items of type ${JSON.stringify(type)} are not supported through the gateway's translation: only messages, function, custom and client tool search calls and their outputs, reasoning and additional_tools items are.`,
         );
     }
   });
+  attach();
   if (messages.length === 0) throw invalidParam('input', 'expected at least one message');
   return messages;
 }
 
+const OUTPUTS = new Set(['function_call_output', 'custom_tool_call_output', 'tool_search_output']);
+
 /** call_id → whether an output for it appears anywhere in the input. */
 function outputsByCall(items: unknown[]): Set<string> {
   const out = new Set<string>();
-  for (const item of items) if (isObject(item) && item.type === 'function_call_output' && typeof item.call_id === 'string') out.add(item.call_id);
+  for (const item of items) if (isObject(item) && OUTPUTS.has(item.type as string) && typeof item.call_id === 'string') out.add(item.call_id);
   return out;
 }
 
@@ -95,11 +178,22 @@ function stringField(item: Json, key: string, param: string): string {
   return value;
 }
 
-function toolCallOf(item: Json, param: string): ToolCall {
+/** A past function, custom or tool search call, as the chat call it was. */
+function toolCallOf(item: Json, param: string, callables: readonly Callable[]): ToolCall {
   const id = stringField(item, 'call_id', param);
+  if (item.type === 'tool_search_call') {
+    const args = typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {});
+    return { id, type: 'function', function: { name: chatNameOf(callables, TOOL_SEARCH), arguments: args } };
+  }
   const name = stringField(item, 'name', param);
+  if (item.namespace != null && typeof item.namespace !== 'string') throw invalidParam(`${param}.namespace`, 'expected a string');
+  const chatName = chatNameOf(callables, name, item.namespace ?? undefined);
+  if (item.type === 'custom_tool_call') {
+    if (typeof item.input !== 'string') throw invalidParam(`${param}.input`, 'expected a string');
+    return { id, type: 'function', function: { name: chatName, arguments: JSON.stringify({ [CUSTOM_INPUT]: item.input }) } };
+  }
   if (typeof item.arguments !== 'string') throw invalidParam(`${param}.arguments`, 'expected a string (the arguments as JSON)');
-  return { id, type: 'function', function: { name, arguments: item.arguments } };
+  return { id, type: 'function', function: { name: chatName, arguments: item.arguments } };
 }
 
 const ROLES = new Set(['user', 'assistant', 'system', 'developer']);
@@ -165,13 +259,26 @@ function partOf(part: unknown, param: string): ContentPart {
   }
 }
 
-/** A function_call_output's `output`: a string, or text parts (chat's tool messages carry text only). */
-function toolOutputOf(output: unknown, param: string): string | ContentPart[] {
-  if (typeof output === 'string') return output;
+/** What a client tool search answered, for the model: the chat names of the tools it loaded. */
+function loadedToolsOf(tools: unknown, callables: readonly Callable[]): string {
+  const names: string[] = [];
+  for (const tool of Array.isArray(tools) ? tools : []) {
+    if (!isObject(tool) || typeof tool.name !== 'string') continue;
+    if (tool.type === 'namespace' && Array.isArray(tool.tools)) {
+      for (const inner of tool.tools) if (isObject(inner) && typeof inner.name === 'string') names.push(chatNameOf(callables, inner.name, tool.name));
+    } else if (tool.type === 'function' || tool.type === 'custom') names.push(chatNameOf(callables, tool.name));
+  }
+  return names.length ? `Tools loaded, now callable: ${names.join(', ')}.` : 'No tools matched.';
+}
+
+/** A tool output's `output`: a string, or parts; chat's tool messages carry the text, the rest (`media`) goes after them. */
+function toolOutputOf(output: unknown, param: string): { content: string | ContentPart[]; media: ContentPart[] } {
+  if (typeof output === 'string') return { content: output, media: [] };
   if (!Array.isArray(output)) throw invalidParam(param, 'expected a string or an array of content parts');
-  return output.map((part, j) => {
-    const converted = partOf(part, `${param}[${j}]`);
-    if (converted.type !== 'text') throw unsupportedParam(`${param}[${j}]`, "Only text is supported in function_call_output through the gateway's translation to chat.");
-    return converted;
-  });
+  const parts = output.map((part, j) => partOf(part, `${param}[${j}]`));
+  const text = parts.filter((p) => p.type === 'text');
+  const media = parts.filter((p) => p.type !== 'text');
+  // A tool message says something, even when all it returned is an image.
+  const content = text.length || !media.length ? text : 'The output is in the next message.';
+  return { content, media };
 }

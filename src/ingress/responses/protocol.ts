@@ -3,7 +3,9 @@
  * provider serves it through the same pipeline; a target that speaks Responses itself (openai,
  * azure-openai: `openai-responses` in its native protocols) gets the client's body as sent, unless
  * a stage changed the request, and its answer or events come back untranslated, with the
- * upstream's own `resp_…` ids (src/ingress/responses/native.ts). Errors are OpenAI's envelope, as on chat.
+ * upstream's own `resp_…` ids (src/ingress/responses/native.ts). What the translation leaves out
+ * (`untranslatable`) is dropped and reported only when the attempt translates. Errors are
+ * OpenAI's envelope, as on chat.
  */
 import type { ChatCompletionChunk } from '../../openai-types.ts';
 import type { SseEvents } from '../../pipeline/exchange.ts';
@@ -36,7 +38,7 @@ export const responsesProtocol = defineProtocol<ResponsesCall>({
     const ids = responseIds(id);
     return {
       body: chatRequestOf(request),
-      native: { protocol: RESPONSES, body },
+      native: { protocol: RESPONSES, body, untranslatable: request.untranslatable },
       answer(response, attempt) {
         if (attempt.passthrough && attempt.native?.kind === 'json') return attempt.native.body;
         return response.kind === 'completion' ? chatToResponse(response.body, request, ids) : response.body;

@@ -264,7 +264,7 @@ describe('parameters', () => {
       truncation: null,
     };
     expect(responsesToChat(body)).toEqual({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
-    expect(readResponsesRequest(body)).toEqual({ model: 'm', input: 'x', tools: [], include: [], stream: false });
+    expect(readResponsesRequest(body)).toEqual({ model: 'm', input: 'x', tools: [], callables: [], include: [], stream: false, untranslatable: [] });
   });
 });
 
@@ -275,24 +275,13 @@ describe('refused: what the translation cannot honour (400 unsupported_parameter
     ['conversation', { conversation: 'conv_1' }, /stateless/],
     ['background', { background: true }, /stateless/],
     ['prompt', { prompt: { id: 'pmpt_1' } }, /stateless/],
-    ['truncation', { truncation: 'auto' }, /truncation: disabled/],
-    ['context_management', { context_management: [{ type: 'compaction' }] }, /not supported/],
   ])('%s', (param, extra, message) => {
     const err = refusal({ model: 'm', input: 'x', ...extra });
     expect(err).toMatchObject({ code: 'unsupported_parameter', status: 400, type: 'invalid_request_error', param });
     expect(err.message).toMatch(message);
   });
 
-  it('a tool other than a function names tools[i] and says only function tools are supported', () => {
-    const err = refusal({ model: 'm', input: 'x', tools: [weather, { type: 'web_search' }] });
-    expect(err).toMatchObject({ code: 'unsupported_parameter', param: 'tools[1]' });
-    expect(err.message).toMatch(/only function tools are supported through the gateway's translation/);
-    expect(err.toJSON()).toEqual({ error: { message: err.message, type: 'invalid_request_error', param: 'tools[1]', code: 'unsupported_parameter' } });
-  });
-
   it.each([
-    ['tool_choice', { tools: [weather], tool_choice: { type: 'web_search_preview' } }],
-    ['tool_choice.tools[0]', { tools: [weather], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'mcp', server_label: 'x' }] } }],
     [
       'input[1]',
       {
@@ -302,7 +291,6 @@ describe('refused: what the translation cannot honour (400 unsupported_parameter
         ],
       },
     ],
-    ['input[0]', { input: [{ type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } }] }],
     ['input[0].content[0].file_id', { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1', detail: 'auto' }] }] }],
     ['input[0].content[0].file_url', { input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/a.pdf' }] }] }],
     [
@@ -320,7 +308,7 @@ describe('refused: what the translation cannot honour (400 unsupported_parameter
       },
     ],
   ])('%s', (param, extra) => {
-    expect(refusal({ model: 'm', input: 'x', ...extra })).toMatchObject({ code: 'unsupported_parameter', param });
+    expect(refusal({ model: 'm', ...extra })).toMatchObject({ code: 'unsupported_parameter', param });
   });
 });
 
@@ -385,7 +373,6 @@ describe('bad input: 400 invalid_request naming the field, never a crash', () =>
     ['metadata.n', { model: 'm', input: 'x', metadata: { n: 1 } }, 'invalid_request'],
     ['include', { model: 'm', input: 'x', include: 'reasoning.encrypted_content' }, 'invalid_request'],
     ['store', { model: 'm', input: 'x', store: 'no' }, 'invalid_request'],
-    ['messages', { model: 'm', input: 'x', messages: [] }, 'invalid_request'],
   ])('%s', (param, body, code) => {
     const err = refusal(body);
     expect(err).toMatchObject({ code, status: 400, param });
@@ -403,6 +390,85 @@ describe('bad input: 400 invalid_request naming the field, never a crash', () =>
         ],
       }).message,
     ).toBe('No tool call found for function call output with call_id call_1.');
-    expect(refusal({ model: 'm', input: 'x', messages: [] }).message).toBe("Unknown parameter: 'messages'.");
+  });
+});
+
+describe('dropped and reported (untranslatable), never refused', () => {
+  it('unknown top-level fields and client_metadata; truncation auto, context_management, moderation', () => {
+    const request = readResponsesRequest({
+      model: 'm',
+      input: 'x',
+      client_metadata: { session_id: 's' },
+      brand_new_field: 1,
+      truncation: 'auto',
+      context_management: [{ type: 'compaction', compact_threshold: 1000 }],
+      moderation: { enabled: true },
+      store: false,
+    });
+    expect(request.untranslatable.map((d) => [d.field, d.what])).toEqual([
+      ['client_metadata', undefined],
+      ['brand_new_field', undefined],
+      ['truncation', 'truncation: auto'],
+      ['context_management', undefined],
+      ['moderation', undefined],
+    ]);
+    for (const drop of request.untranslatable) expect(drop.reason.length).toBeGreaterThan(10);
+    expect(responsesToChat({ model: 'm', input: 'x', brand_new_field: 1 })).toEqual({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
+    const odd = readResponsesRequest(JSON.parse('{"model":"m","input":"x","constructor":1,"__proto__":2}'));
+    expect(odd.untranslatable).toEqual([
+      { field: 'constructor', reason: "'constructor' is not a field the translation to chat knows" },
+      { field: '__proto__', reason: "'__proto__' is not a field the translation to chat knows" },
+    ]);
+  });
+
+  it('a hosted tool, a choice of one, and past hosted calls in input', () => {
+    const request = readResponsesRequest({
+      model: 'm',
+      input: [
+        { role: 'user', content: 'x' },
+        { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } },
+      ],
+      tools: [weather, { type: 'web_search' }],
+      tool_choice: { type: 'web_search_preview' },
+    });
+    expect(request.untranslatable.map((d) => [d.field, d.what])).toEqual([
+      ['tools[1]', 'web_search'],
+      ['input[1]', 'web_search_call'],
+      ['tool_choice', 'web_search_preview'],
+    ]);
+    const chat = responsesToChat({
+      model: 'm',
+      input: [
+        { role: 'user', content: 'x' },
+        { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } },
+      ],
+      tools: [weather, { type: 'web_search' }],
+    });
+    expect(chat.messages).toEqual([{ role: 'user', content: 'x' }]);
+    expect(chat.tools?.map((t) => t.function.name)).toEqual(['get_weather']);
+    const allowed = readResponsesRequest({
+      model: 'm',
+      input: 'x',
+      tools: [weather],
+      tool_choice: {
+        type: 'allowed_tools',
+        mode: 'auto',
+        tools: [
+          { type: 'mcp', server_label: 'x' },
+          { type: 'function', name: 'get_weather' },
+        ],
+      },
+    });
+    expect(allowed.untranslatable).toEqual([{ field: 'tool_choice.tools[0]', what: 'mcp', reason: expect.any(String) }]);
+  });
+
+  it('a custom tool chosen by name, and a namespaced function, are chosen by their chat names', () => {
+    const tools = [
+      { type: 'custom', name: 'apply_patch' },
+      { type: 'namespace', name: 'crm', description: 'CRM', tools: [{ type: 'function', name: 'list' }] },
+    ];
+    expect(translate({ model: 'm', input: 'x', tools, tool_choice: { type: 'custom', name: 'apply_patch' } }).tool_choice).toEqual({ type: 'function', function: { name: 'apply_patch' } });
+    const chat = responsesToChat({ model: 'm', input: 'x', tools, tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'list', namespace: 'crm' }] } });
+    expect(chat.tools?.map((t) => t.function.name)).toEqual(['crm__list']);
   });
 });

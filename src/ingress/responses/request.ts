@@ -3,10 +3,15 @@
  * translation is stateless: everything the model sees is in the request.
  *
  *   model                            model
- *   input, instructions              messages (input.ts)
- *   tools (function)                 tools, nested under `function`; any other tool type → 400
- *   tool_choice                      tool_choice; `allowed_tools` → the tools narrowed to those named,
- *                                    tool_choice its mode (what allowed_tools means, said the chat way)
+ *   input, instructions              messages (input.ts; an empty `instructions` adds nothing)
+ *   tools, additional_tools items    tools, nested under `function` (tools.ts): function tools as
+ *                                    they are, custom (freeform) tools as a function of one string
+ *                                    `input`, namespaces flattened to `<namespace>__<name>`, client
+ *                                    tool search as a `tool_search` function; the calls map back to
+ *                                    custom_tool_call, tool_search_call items and namespaced names
+ *   tool_choice                      tool_choice (a function or custom tool by its chat name);
+ *                                    `allowed_tools` → the tools narrowed to those named, tool_choice
+ *                                    its mode (what allowed_tools means, said the chat way)
  *   parallel_tool_calls              parallel_tool_calls
  *   text.format                      response_format (json_schema's flat fields nested; text → none)
  *   text.verbosity                   verbosity
@@ -19,23 +24,30 @@
  *   stream                           stream, with stream_options.include_usage (the completed event
  *                                    carries usage)
  *
- * Read and dropped: `reasoning.summary` (chat has no summaries; reasoning the provider returns
- * comes back as reasoning text), `stream_options` (obfuscation is OpenAI's), `prompt_cache_options`
- * (a hint), `max_tool_calls` (it caps built-in tool calls, and those are refused), and the other
- * `include` values: `reasoning.encrypted_content` is asked by every stateless client (store: false)
- * and the gateway has no encrypted reasoning to give, so its reasoning items simply carry none; the
- * rest name outputs of hosted tools, which are refused.
+ * Read and dropped without a word: `reasoning.summary` (chat has no summaries; reasoning the
+ * provider returns comes back as reasoning text), `stream_options` (obfuscation is OpenAI's),
+ * `prompt_cache_options` (a hint), `max_tool_calls` (it caps built-in tool calls, and those are
+ * dropped), and the other `include` values: `reasoning.encrypted_content` is asked by every
+ * stateless client (store: false) and the gateway has no encrypted reasoning to give, so its
+ * reasoning items simply carry none; the rest name outputs of hosted tools.
+ *
+ * Dropped and reported (`untranslatable`: the `x-switchyard-dropped` header, the log line, a 400
+ * when strict), carried unchanged by a native pass-through to a target that speaks Responses:
+ * `client_metadata` (Codex's session and turn ids, for OpenAI's own logs), `truncation: auto`,
+ * `context_management` and `moderation` (server-side features), hosted tools and their past
+ * items in `input` (tools.ts, input.ts), and any top-level field this table does not know: a
+ * client release newer than the gateway is never refused for it.
  *
  * Refused with 400 unsupported_parameter, naming the field: what needs state the gateway does not
- * keep (`store: true`, `previous_response_id`, `conversation`, `background: true`, `prompt`),
- * `truncation: auto`, `context_management` and `moderation` (server-side features), and tools and
- * input items other than function ones. Unknown fields are 400 as OpenAI answers them.
+ * keep (`store: true`, `previous_response_id`, `conversation`, `background: true`, `prompt`).
  */
+import type { Drop } from '../../contract/dropped.ts';
 import type { ChatCompletionRequest, FunctionTool, ResponseFormat, ToolChoice } from '../../openai-types.ts';
 import { GatewayError } from '../../errors.ts';
 import { invalidParam, unsupportedParam } from './errors.ts';
-import { inputToMessages } from './input.ts';
-import type { ResponsesFunctionTool, ResponsesRequest, ResponsesToolChoice, TextFormat } from './types.ts';
+import { inputToMessages, readInputItems } from './input.ts';
+import { chatNameOf, ToolReading } from './tools.ts';
+import type { Callable, NamedTool, ResponsesRequest, ResponsesToolChoice, TextFormat } from './types.ts';
 
 type Json = Record<string, unknown>;
 
@@ -48,10 +60,10 @@ export function responsesToChat(body: unknown): ChatCompletionRequest {
 
 /** The checked request → chat. */
 export function chatRequestOf(r: ResponsesRequest): ChatCompletionRequest {
-  const chat: ChatCompletionRequest = { model: r.model, messages: inputToMessages(r.input, r.instructions) };
-  if (r.tools.length) chat.tools = r.tools.map(chatToolOf);
+  const chat: ChatCompletionRequest = { model: r.model, messages: inputToMessages(r.input, r.instructions, r.callables) };
+  if (r.callables.length) chat.tools = r.callables.map((c) => c.tool);
   if (r.tool_choice !== undefined) {
-    const { tools, choice } = chatToolChoiceOf(r.tool_choice, chat.tools ?? []);
+    const { tools, choice } = chatToolChoiceOf(r.tool_choice, r.callables);
     chat.tool_choice = choice;
     if (tools) chat.tools = tools;
   }
@@ -76,22 +88,16 @@ export function chatRequestOf(r: ResponsesRequest): ChatCompletionRequest {
   return chat;
 }
 
-function chatToolOf(t: ResponsesFunctionTool): FunctionTool {
-  const fn: FunctionTool['function'] = { name: t.name };
-  if (t.description != null) fn.description = t.description;
-  if (t.parameters != null) fn.parameters = t.parameters;
-  if (t.strict != null) fn.strict = t.strict;
-  return { type: 'function', function: fn };
-}
-
-function chatToolChoiceOf(choice: ResponsesToolChoice, tools: FunctionTool[]): { choice: ToolChoice; tools?: FunctionTool[] } {
+function chatToolChoiceOf(choice: ResponsesToolChoice, callables: readonly Callable[]): { choice: ToolChoice; tools?: FunctionTool[] } {
   if (typeof choice === 'string') return { choice };
-  if (choice.type === 'function') return { choice: { type: 'function', function: { name: choice.name } } };
-  const allowed = new Set(choice.tools.map((t) => t.name));
+  if (choice.type !== 'allowed_tools') return { choice: { type: 'function', function: { name: chatNameOf(callables, choice.name, choice.namespace) } } };
+  const allowed = new Set<string>();
   choice.tools.forEach((t, i) => {
-    if (!tools.some((tool) => tool.function.name === t.name)) throw invalidParam(`tool_choice.tools[${i}].name`, `no function named ${JSON.stringify(t.name)} in tools`);
+    const name = chatNameOf(callables, t.name, t.namespace);
+    if (!callables.some((c) => c.chatName === name)) throw invalidParam(`tool_choice.tools[${i}].name`, `no ${t.type} tool named ${JSON.stringify(t.name)} in tools`);
+    allowed.add(name);
   });
-  return { choice: choice.mode, tools: tools.filter((t) => allowed.has(t.function.name)) };
+  return { choice: choice.mode, tools: callables.filter((c) => allowed.has(c.chatName)).map((c) => c.tool) };
 }
 
 function responseFormatOf(format: TextFormat): ResponseFormat | undefined {
@@ -143,24 +149,45 @@ const TOLERATED = new Set([
   'moderation',
 ]);
 
+/** Fields the translation understands and does not carry: dropped and reported. */
+const REPORTED: Readonly<Record<string, string>> = {
+  client_metadata: "client metadata is for OpenAI's own records; chat has no field for it",
+};
+
 const STATELESS = "the gateway is stateless: it stores no responses or conversations, so send the whole conversation in 'input'";
 
-/** Checks the body's shape (what the translation relies on) and refuses what it cannot honour. */
+/** Checks the body's shape (what the translation relies on), refuses what it cannot honour, and lists what it drops. */
 export function readResponsesRequest(body: unknown): ResponsesRequest {
   if (!isObject(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+  const drops: Drop[] = [];
   for (const key of Object.keys(body)) {
-    if (!TRANSLATED.has(key) && !TOLERATED.has(key)) throw new GatewayError('invalid_request', `Unknown parameter: '${key}'.`, { param: key });
+    if (TRANSLATED.has(key) || TOLERATED.has(key) || body[key] == null) continue;
+    // Own keys only: a field named like an Object method is as unknown as any other.
+    const reason = Object.hasOwn(REPORTED, key) ? REPORTED[key] : `'${key}' is not a field the translation to chat knows`;
+    drops.push({ field: key, reason });
   }
   refuseStateful(body);
+  drops.push(...serverSideDrops(body));
   if (body.model === undefined) throw new GatewayError('missing_required_parameter', "Missing required parameter: 'model'.", { param: 'model' });
   if (typeof body.model !== 'string' || !body.model) throw invalidParam('model', 'expected a non-empty string');
   if (body.input === undefined || body.input === null) throw new GatewayError('missing_required_parameter', "Missing required parameter: 'input'.", { param: 'input' });
   if (typeof body.input !== 'string' && !Array.isArray(body.input)) throw invalidParam('input', 'expected a string or an array of items');
 
-  const r: ResponsesRequest = { model: body.model, input: body.input, tools: toolsOf(body.tools), include: includeOf(body.include), stream: optional(body, 'stream', 'boolean') ?? false };
+  const tools = new ToolReading();
+  tools.read(body.tools, 'tools');
+  readInputItems(body.input, tools);
+  const r: ResponsesRequest = {
+    model: body.model,
+    input: body.input,
+    tools: tools.tools,
+    callables: tools.callables,
+    include: includeOf(body.include),
+    stream: optional(body, 'stream', 'boolean') ?? false,
+    untranslatable: [...drops, ...tools.drops],
+  };
   const instructions = optional(body, 'instructions', 'string');
   if (instructions !== undefined) r.instructions = instructions;
-  if (body.tool_choice != null) r.tool_choice = toolChoiceOf(body.tool_choice);
+  if (body.tool_choice != null) setIf(r, 'tool_choice', toolChoiceOf(body.tool_choice, r.untranslatable));
   setIf(r, 'parallel_tool_calls', optional(body, 'parallel_tool_calls', 'boolean'));
   if (body.text != null) r.text = textOf(body.text);
   setIf(r, 'max_output_tokens', integer(body, 'max_output_tokens', 1));
@@ -181,10 +208,18 @@ function refuseStateful(body: Json): void {
     if (body[key] != null) throw unsupportedParam(key, `'${key}' is not supported: ${STATELESS}${key === 'prompt' ? ' (and a stored prompt is not there to use)' : ''}.`);
   }
   if (body.background != null && body.background !== false) throw unsupportedParam('background', `'background' is not supported: ${STATELESS}; stream the response instead.`);
-  if (body.truncation != null && body.truncation !== 'disabled') throw unsupportedParam('truncation', "Only 'truncation: disabled' is supported through the gateway's translation to chat.");
-  for (const key of ['context_management', 'moderation'] as const) {
-    if (body[key] != null) throw unsupportedParam(key, `'${key}' is not supported through the gateway's translation to chat.`);
+}
+
+/** Server-side features: understood, not carried to chat. */
+function serverSideDrops(body: Json): Drop[] {
+  const drops: Drop[] = [];
+  if (body.truncation != null && body.truncation !== 'disabled') {
+    drops.push({ field: 'truncation', what: `truncation: ${String(body.truncation)}`, reason: 'the gateway does not truncate a conversation to fit the context window' });
   }
+  for (const key of ['context_management', 'moderation'] as const) {
+    if (body[key] != null) drops.push({ field: key, reason: `'${key}' is a feature of OpenAI's servers that the translation to chat has no equivalent for` });
+  }
+  return drops;
 }
 
 function setIf<K extends keyof ResponsesRequest>(r: ResponsesRequest, key: K, value: ResponsesRequest[K] | undefined): void {
@@ -208,52 +243,32 @@ function integer(body: Json, key: string, min: number, max = Number.MAX_SAFE_INT
   return value as number;
 }
 
-function toolsOf(tools: unknown): ResponsesFunctionTool[] {
-  if (tools == null) return [];
-  if (!Array.isArray(tools)) throw invalidParam('tools', 'expected an array');
-  return tools.map((tool, i) => {
-    const param = `tools[${i}]`;
-    if (!isObject(tool)) throw invalidParam(param, 'expected an object');
-    if (tool.type !== 'function') {
-      throw unsupportedParam(param, `Tools of type ${JSON.stringify(tool.type)} are not supported: only function tools are supported through the gateway's translation to chat.`);
-    }
-    if (typeof tool.name !== 'string' || !tool.name) throw invalidParam(`${param}.name`, 'expected a non-empty string');
-    const out: ResponsesFunctionTool = { type: 'function', name: tool.name };
-    if (tool.description != null) {
-      if (typeof tool.description !== 'string') throw invalidParam(`${param}.description`, 'expected a string');
-      out.description = tool.description;
-    }
-    if (tool.parameters != null) {
-      if (!isObject(tool.parameters)) throw invalidParam(`${param}.parameters`, 'expected a JSON Schema object');
-      out.parameters = tool.parameters;
-    }
-    if (tool.strict != null) {
-      if (typeof tool.strict !== 'boolean') throw invalidParam(`${param}.strict`, 'expected a boolean');
-      out.strict = tool.strict;
-    }
-    return out;
-  });
-}
-
-function toolChoiceOf(choice: unknown): ResponsesToolChoice {
+/** tool_choice, as the response echoes it; a choice of a hosted tool (dropped with its tool) is dropped too. */
+function toolChoiceOf(choice: unknown, drops: Drop[]): ResponsesToolChoice | undefined {
   if (choice === 'none' || choice === 'auto' || choice === 'required') return choice;
   if (!isObject(choice)) throw invalidParam('tool_choice', "expected 'none', 'auto', 'required' or an object");
-  if (choice.type === 'function') {
-    if (typeof choice.name !== 'string' || !choice.name) throw invalidParam('tool_choice.name', 'expected a non-empty string');
-    return { type: 'function', name: choice.name };
-  }
+  if (choice.type === 'function' || choice.type === 'custom') return namedToolOf(choice, 'tool_choice');
   if (choice.type === 'allowed_tools') {
     if (choice.mode !== 'auto' && choice.mode !== 'required') throw invalidParam('tool_choice.mode', "expected 'auto' or 'required'");
     if (!Array.isArray(choice.tools)) throw invalidParam('tool_choice.tools', 'expected an array');
-    const tools = choice.tools.map((t, i) => {
-      if (!isObject(t)) throw invalidParam(`tool_choice.tools[${i}]`, 'expected an object');
-      if (t.type !== 'function') throw unsupportedParam(`tool_choice.tools[${i}]`, "Only function tools are supported through the gateway's translation to chat.");
-      if (typeof t.name !== 'string' || !t.name) throw invalidParam(`tool_choice.tools[${i}].name`, 'expected a non-empty string');
-      return { type: 'function' as const, name: t.name };
+    const tools: NamedTool[] = [];
+    choice.tools.forEach((t, i) => {
+      const param = `tool_choice.tools[${i}]`;
+      if (!isObject(t)) throw invalidParam(param, 'expected an object');
+      if (t.type === 'function' || t.type === 'custom') tools.push(namedToolOf(t, param));
+      else drops.push({ field: param, what: typeof t.type === 'string' ? t.type : 'tool', reason: 'only function and custom tools cross the translation to chat' });
     });
     return { type: 'allowed_tools', mode: choice.mode, tools };
   }
-  throw unsupportedParam('tool_choice', `A tool_choice of type ${JSON.stringify(choice.type)} is not supported: only function tools are supported through the gateway's translation to chat.`);
+  drops.push({ field: 'tool_choice', what: typeof choice.type === 'string' ? choice.type : 'tool_choice', reason: 'only function and custom tools cross the translation to chat; the model chooses' });
+  return undefined;
+}
+
+function namedToolOf(choice: Json, param: string): NamedTool {
+  if (typeof choice.name !== 'string' || !choice.name) throw invalidParam(`${param}.name`, 'expected a non-empty string');
+  const named: NamedTool = { type: choice.type as NamedTool['type'], name: choice.name };
+  if (typeof choice.namespace === 'string' && choice.namespace) named.namespace = choice.namespace;
+  return named;
 }
 
 function textOf(text: unknown): NonNullable<ResponsesRequest['text']> {

@@ -210,3 +210,45 @@ describe('usageOf', () => {
     });
   });
 });
+
+describe('custom and namespaced tools (Codex)', () => {
+  it('calls come back as the client named its tools: custom_tool_call with the input, function_call with its namespace', () => {
+    const tools = [
+      { type: 'custom', name: 'apply_patch' },
+      { type: 'namespace', name: 'mcp__files', description: '', tools: [{ type: 'function', name: 'write_file' }] },
+    ];
+    const completion = {
+      id: 'c',
+      object: 'chat.completion',
+      created: 1,
+      model: 'upstream-1',
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'tool_calls',
+          logprobs: null,
+          message: {
+            role: 'assistant',
+            content: null,
+            refusal: null,
+            tool_calls: [
+              { id: 'call_p', type: 'function', function: { name: 'apply_patch', arguments: '{"input":"*** Begin Patch\\n*** End Patch"}' } },
+              { id: 'call_w', type: 'function', function: { name: 'mcp__files__write_file', arguments: '{}' } },
+            ],
+          },
+        },
+      ],
+    } as ChatCompletion;
+    const response = chatToResponse(
+      completion,
+      readResponsesRequest({ model: 'm', input: 'x', tools }),
+      responseIds('req_1', 1, () => 2),
+    );
+    expectValid('Response', response);
+    expect(response.output).toEqual([
+      { type: 'custom_tool_call', id: 'ctc_req_1_0', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch', status: 'completed' },
+      { type: 'function_call', id: 'fc_req_1_1', call_id: 'call_w', name: 'write_file', namespace: 'mcp__files', arguments: '{}', status: 'completed' },
+    ]);
+    expect(response.tools).toEqual(tools);
+  });
+});

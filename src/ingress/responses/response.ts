@@ -8,7 +8,11 @@
  *                                          gateway writes no summaries and no encrypted_content
  *   content, refusal                       a `message` item: output_text (annotations [], logprobs
  *                                          from choices[0].logprobs.content), then a refusal part
- *   tool_calls                             `function_call` items (call_id = the chat tool call id)
+ *   tool_calls                             `function_call` items (call_id = the chat tool call id),
+ *                                          named as the client named the tool (its `namespace` too);
+ *                                          a custom tool's call is a `custom_tool_call` item whose
+ *                                          `input` is the function's one string argument (tools.ts);
+ *                                          client tool search's a `tool_search_call`
  *   nothing of the above                   an empty message, so a client always finds the answer
  *   finish_reason length                   status incomplete, incomplete_details max_output_tokens
  *   finish_reason content_filter           status incomplete, incomplete_details content_filter
@@ -24,6 +28,7 @@
 import type { ChatCompletion, FinishReason, Usage } from '../../openai-types.ts';
 import { textOf } from '../../protocol/content.ts';
 import type { ResponseIds } from './ids.ts';
+import { callItemOf, customInputOf, searchArgumentsOf } from './calls.ts';
 import type { LogProb, MessageItem, OutputItem, ResponseObject, ResponseStatus, ResponseUsage, ResponsesRequest } from './types.ts';
 
 export function chatToResponse(completion: ChatCompletion, request: ResponsesRequest, ids: ResponseIds): ResponseObject {
@@ -44,7 +49,13 @@ export function chatToResponse(completion: ChatCompletion, request: ResponsesReq
     output.push(item);
   }
   for (const call of calls) {
-    output.push({ type: 'function_call', id: ids.itemId('fc', output.length), call_id: call.id, name: call.function.name, arguments: call.function.arguments ?? '', status: 'completed' });
+    const item = callItemOf(request.callables, call.function.name, ids, output.length, call.id);
+    const args = call.function.arguments ?? '';
+    if (item.type === 'custom_tool_call') item.input = customInputOf(args);
+    else if (item.type === 'tool_search_call') item.arguments = searchArgumentsOf(args);
+    else item.arguments = args;
+    item.status = 'completed';
+    output.push(item);
   }
   const response = responseSkeleton(request, ids, completion.model);
   finishResponse(response, { output, finishReason: choice?.finish_reason ?? null, usage: completion.usage, serviceTier: completion.service_tier, completedAt: ids.now() });
@@ -67,7 +78,7 @@ export function responseSkeleton(r: ResponsesRequest, ids: ResponseIds, model: s
     model,
     output: [],
     instructions: r.instructions ?? null,
-    tools: r.tools.map((t) => ({ type: 'function', name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })),
+    tools: r.tools.map((t) => (t.type === 'function' ? { type: 'function', name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null } : t)),
     tool_choice: r.tool_choice ?? 'auto',
     parallel_tool_calls: r.parallel_tool_calls ?? true,
     text: { format: r.text?.format ?? { type: 'text' }, ...(r.text?.verbosity ? { verbosity: r.text.verbosity } : {}) },

@@ -271,3 +271,52 @@ describe('toSse', () => {
     expect(JSON.parse(sse.split('\n')[1].slice('data: '.length))).toEqual(created);
   });
 });
+
+describe('custom and namespaced tools (Codex)', () => {
+  const tools = [
+    { type: 'custom', name: 'apply_patch', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } },
+    { type: 'namespace', name: 'mcp__files', description: 'Files.', tools: [{ type: 'function', name: 'write_file', parameters: { type: 'object', properties: {} } }] },
+  ];
+  const patch = '*** Begin Patch\n*** Add File: hello.txt\n+hello "codex"\n*** End Patch\n';
+  const args = JSON.stringify({ input: patch });
+
+  it('a custom call streams as custom_tool_call with its input decoded piece by piece; a namespaced one as function_call with namespace', async () => {
+    const chunks = [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_p', type: 'function', function: { name: 'apply_patch', arguments: '' } }] }),
+      ...[args.slice(0, 12), args.slice(12, 30), args.slice(30)].map((a) => chunk({ tool_calls: [{ index: 0, function: { arguments: a } }] })),
+      chunk({ tool_calls: [{ index: 1, id: 'call_w', type: 'function', function: { name: 'mcp__files__write_file', arguments: '{"path":"a"}' } }] }),
+      chunk({}, 'tool_calls'),
+    ];
+    const { events, final } = await checkAll(chunks, { tools });
+    expect(final.output).toEqual([
+      { type: 'custom_tool_call', id: 'ctc_req_s1_0', call_id: 'call_p', name: 'apply_patch', input: patch, status: 'completed' },
+      { type: 'function_call', id: 'fc_req_s1_1', call_id: 'call_w', name: 'write_file', namespace: 'mcp__files', arguments: '{"path":"a"}', status: 'completed' },
+    ]);
+    const inputDeltas = events.filter((e) => e.type === 'response.custom_tool_call_input.delta');
+    expect(inputDeltas.length).toBeGreaterThan(1);
+    expect(deltas(events, 'response.custom_tool_call_input.delta')).toBe(patch);
+    expect(events.find((e) => e.type === 'response.custom_tool_call_input.done')).toMatchObject({ item_id: 'ctc_req_s1_0', output_index: 0, input: patch });
+    expect(events.find((e) => e.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'write_file' });
+  });
+
+  it('a custom call whose arguments are not {"input": ...} still ends with its words as the input', async () => {
+    const chunks = [chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_p', type: 'function', function: { name: 'apply_patch', arguments: '{"patch":"x y"}' } }] }), chunk({}, 'tool_calls')];
+    const { events, final } = await checkAll(chunks, { tools });
+    expect(final.output[0]).toMatchObject({ type: 'custom_tool_call', input: 'x y' });
+    expect(deltas(events, 'response.custom_tool_call_input.delta')).toBe('x y');
+  });
+});
+
+describe('client tool search', () => {
+  it('a call of the tool_search function is a tool_search_call item, its arguments an object', async () => {
+    const tools = [{ type: 'tool_search', execution: 'client', parameters: { type: 'object', properties: { query: { type: 'string' } } } }];
+    const chunks = [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_s', type: 'function', function: { name: 'tool_search', arguments: '{"query":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"calendar"}' } }] }),
+      chunk({}, 'tool_calls'),
+    ];
+    const { events, final } = await checkAll(chunks, { tools });
+    expect(final.output).toEqual([{ type: 'tool_search_call', id: 'tsc_req_s1_0', call_id: 'call_s', execution: 'client', arguments: { query: 'calendar' }, status: 'completed' }]);
+    expect(types(events).filter((t) => t.includes('arguments'))).toEqual([]);
+  });
+});

@@ -10,14 +10,19 @@
  *             content            message item: output_item.added, content_part.added (output_text),
  *                                response.output_text.delta (with the chunk's logprobs)
  *             refusal            the message's refusal part: content_part.added, response.refusal.delta
- *             tool_calls[k]      function_call item: output_item.added (call_id, name),
- *                                response.function_call_arguments.delta
+ *             tool_calls[k]      function_call item: output_item.added (call_id, name, namespace),
+ *                                response.function_call_arguments.delta; for a custom tool a
+ *                                custom_tool_call item and response.custom_tool_call_input.delta,
+ *                                the input decoded from the JSON arguments as they stream (calls.ts);
+ *                                for client tool search a tool_search_call item, its arguments
+ *                                whole at output_item.done
  *             A new kind of item closes the one before (reasoning, then text, then calls, as
  *             chat streams them); function calls stay open until the end, so a provider that
  *             interleaves the arguments of parallel calls is followed. Usage, finish_reason and
  *             the answering model are remembered.
  *   end()     the `.done` events of every open part and item (output_text.done / refusal.done /
- *             reasoning_text.done / function_call_arguments.done, content_part.done,
+ *             reasoning_text.done / function_call_arguments.done / custom_tool_call_input.done,
+ *             content_part.done,
  *             output_item.done), then response.completed, or response.incomplete when
  *             finish_reason was length or content_filter; it carries the whole response, with
  *             usage when the usage chunk arrived.
@@ -36,10 +41,11 @@
  */
 import type { GatewayError } from '../../errors.ts';
 import type { ChatCompletionChunk, ChunkToolCallDelta, FinishReason, Usage } from '../../openai-types.ts';
+import { type CallItem, CustomInputDecoder, callItemOf, customInputOf, searchArgumentsOf } from './calls.ts';
 import { responseErrorOf } from './errors.ts';
 import type { ResponseIds } from './ids.ts';
 import { finishResponse, logprobsOf, responseSkeleton, statusOf, usageOf } from './response.ts';
-import type { FunctionCallItem, LogProb, MessageItem, OutputItem, OutputText, ReasoningItem, Refusal, ResponseObject, ResponsesEvent, ResponsesRequest } from './types.ts';
+import type { Callable, CustomToolCallItem, LogProb, MessageItem, OutputItem, OutputText, ReasoningItem, Refusal, ResponseObject, ResponsesEvent, ResponsesRequest } from './types.ts';
 
 /** Distributes over the union, so an event literal is checked against its own variant. */
 type Unsequenced<E> = E extends unknown ? Omit<E, 'sequence_number'> : never;
@@ -56,13 +62,16 @@ interface OpenPart {
 interface PendingCall {
   id?: string;
   name?: string;
-  /** Argument fragments that came before the name. */
+  /** The arguments as they came (before the name too). */
   arguments: string;
-  item?: FunctionCallItem;
+  item?: CallItem;
+  /** A custom call's input, decoded as the arguments stream. */
+  decoder?: CustomInputDecoder;
 }
 
 export class ResponsesStreamWriter {
   readonly #ids: ResponseIds;
+  readonly #callables: readonly Callable[];
   readonly #response: ResponseObject;
   #sequence = 0;
   #state: 'new' | 'started' | 'ended' = 'new';
@@ -80,6 +89,7 @@ export class ResponsesStreamWriter {
 
   constructor(request: ResponsesRequest, ids: ResponseIds) {
     this.#ids = ids;
+    this.#callables = request.callables;
     this.#response = responseSkeleton(request, ids, request.model);
   }
 
@@ -126,12 +136,9 @@ export class ResponsesStreamWriter {
     if (!this.#output.some((item) => item.type !== 'reasoning')) this.#openPart('text');
     this.#closeMessage();
     for (const call of this.#calls.values()) {
-      if (!call.item) {
-        // A call whose name never came: shown as it is rather than lost.
-        this.#openCall(call);
-        this.#arguments(call.item!, call.arguments);
-      }
-      this.#closeCall(call.item!);
+      // A call whose name never came: shown as it is rather than lost.
+      if (!call.item) this.#openCall(call);
+      this.#closeCall(call);
     }
     const response = structuredClone(this.#response);
     finishResponse(response, { output: structuredClone(this.#output), finishReason: this.#finish, usage: this.#usage, serviceTier: this.#serviceTier, completedAt: this.#ids.now() });
@@ -244,33 +251,54 @@ export class ResponsesStreamWriter {
     if (!call) this.#calls.set(delta.index, (call = { arguments: '' }));
     call.id ||= delta.id;
     call.name ||= delta.function?.name;
-    let args = delta.function?.arguments ?? '';
-    if (!call.item) {
-      // The item opens once its name is known (chat's first delta of a call carries it, with the
-      // id); fragments before that wait, and go out as one delta.
-      call.arguments += args;
-      if (!call.name) return;
-      this.#openCall(call);
-      args = call.arguments;
-    }
-    this.#arguments(call.item!, args);
+    const args = delta.function?.arguments ?? '';
+    call.arguments += args;
+    // The item opens once its name is known (chat's first delta of a call carries it, with the
+    // id); fragments before that wait, and go out as one delta.
+    if (call.item) this.#arguments(call, args);
+    else if (call.name) this.#openCall(call);
   }
 
-  #arguments(item: FunctionCallItem, args: string): void {
-    if (!args) return;
-    item.arguments += args;
-    this.#emit({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: this.#indexOf(item), delta: args });
+  #arguments(call: PendingCall, args: string): void {
+    const item = call.item!;
+    if (item.type === 'function_call') {
+      if (!args) return;
+      item.arguments += args;
+      this.#emit({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: this.#indexOf(item), delta: args });
+      return;
+    }
+    // A tool search call's arguments are an object: they come whole with output_item.done.
+    if (item.type === 'custom_tool_call') this.#inputDelta(item, call.decoder!.push(args));
+  }
+
+  #inputDelta(item: CustomToolCallItem, text: string): void {
+    if (!text) return;
+    item.input += text;
+    this.#emit({ type: 'response.custom_tool_call_input.delta', item_id: item.id, output_index: this.#indexOf(item), delta: text });
   }
 
   #openCall(call: PendingCall): void {
-    const id = this.#ids.itemId('fc', this.#output.length);
-    // A provider that never sent the call's id still gets one the client can answer with.
-    call.item = { type: 'function_call', id, call_id: call.id || `call_${id}`, name: call.name ?? '', arguments: '', status: 'in_progress' };
+    call.item = callItemOf(this.#callables, call.name ?? '', this.#ids, this.#output.length, call.id);
+    if (call.item.type === 'custom_tool_call') call.decoder = new CustomInputDecoder();
     this.#add(call.item);
+    this.#arguments(call, call.arguments);
   }
 
-  #closeCall(item: FunctionCallItem): void {
-    this.#emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: this.#indexOf(item), name: item.name, arguments: item.arguments });
+  #closeCall(call: PendingCall): void {
+    const item = call.item!;
+    const at = { item_id: item.id, output_index: this.#indexOf(item) };
+    if (item.type === 'function_call') {
+      this.#emit({ type: 'response.function_call_arguments.done', ...at, name: item.name, arguments: item.arguments });
+    } else if (item.type === 'tool_search_call') {
+      item.arguments = searchArgumentsOf(call.arguments);
+    } else {
+      // The whole arguments say what the input is; what streamed was its beginning, or nothing
+      // when they were not {"input": "..."}.
+      const input = customInputOf(call.arguments);
+      if (input.startsWith(item.input)) this.#inputDelta(item, input.slice(item.input.length));
+      item.input = input;
+      this.#emit({ type: 'response.custom_tool_call_input.done', ...at, input });
+    }
     this.#done(item);
   }
 

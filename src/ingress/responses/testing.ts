@@ -164,6 +164,13 @@ export function checkResponsesStream(events: ResponsesEvent[]): ResponseObject {
         assert.equal(e.name, item.name);
         return;
       }
+      case 'response.custom_tool_call_input.delta':
+        assert.equal(items[e.output_index]?.type, 'custom_tool_call');
+        open(e.output_index, e.item_id).arguments += e.delta;
+        return;
+      case 'response.custom_tool_call_input.done':
+        assert.equal(e.input, open(e.output_index, e.item_id).arguments, 'the deltas add up to the input');
+        return;
       case 'response.output_item.done': {
         const item = open(e.output_index, e.item.id);
         assert.ok(
@@ -172,6 +179,7 @@ export function checkResponsesStream(events: ResponsesEvent[]): ResponseObject {
         );
         assert.notEqual(e.item.status, 'in_progress');
         if (e.item.type === 'function_call') assert.equal(e.item.arguments, item.arguments);
+        if (e.item.type === 'custom_tool_call') assert.equal(e.item.input, item.arguments);
         if (e.item.type === 'message')
           assert.deepEqual(
             e.item.content.map((c) => (c.type === 'refusal' ? c.refusal : c.text)),

@@ -4,6 +4,9 @@
  * against OpenAI's own schemas (schemas/openai/responses.schema.json) by the tests. Kept here
  * rather than imported from the `openai` SDK, which is an optional peer of the gateway.
  */
+import type { Drop } from '../../contract/dropped.ts';
+import type { FunctionTool } from '../../openai-types.ts';
+
 // ------------------------------------------------------------------ request (the parts relied on)
 
 /** `text.format`: plain text, JSON mode, or Structured Outputs (the json_schema fields are flat here, nested in chat). */
@@ -18,12 +21,57 @@ export interface ResponsesFunctionTool {
   strict?: boolean | null;
 }
 
-export type ResponsesToolChoice =
-  | 'none'
-  | 'auto'
-  | 'required'
-  | { type: 'function'; name: string }
-  | { type: 'allowed_tools'; mode: 'auto' | 'required'; tools: Array<{ type: 'function'; name: string }> };
+/** A custom (freeform) tool's input format: unconstrained text, or text a grammar (Lark or a regex) defines. */
+export type CustomFormat = { type: 'text' } | { type: 'grammar'; syntax: string; definition: string };
+
+/** A custom tool: the model calls it with free text (`custom_tool_call.input`), not JSON arguments. */
+export interface ResponsesCustomTool {
+  type: 'custom';
+  name: string;
+  description?: string;
+  format?: CustomFormat;
+}
+
+/** Function and custom tools grouped under a name their calls carry (`namespace` on the call item). */
+export interface ResponsesNamespaceTool {
+  type: 'namespace';
+  name: string;
+  description: string;
+  tools: Array<ResponsesFunctionTool | ResponsesCustomTool>;
+}
+
+/** Tool search the client runs (`execution: client`): the model asks, the client answers with tools to load. */
+export interface ResponsesToolSearchTool {
+  type: 'tool_search';
+  execution: 'client';
+  description?: string;
+  parameters?: Record<string, unknown>;
+}
+
+/** A tool of the request the translation carries (hosted tools are dropped), as the response echoes it. */
+export type ResponsesTool = ResponsesFunctionTool | ResponsesCustomTool | ResponsesNamespaceTool | ResponsesToolSearchTool;
+
+/** A function or custom tool as chat sees it: one function, under a name unique in the request. */
+export interface Callable {
+  /** The chat function's name (see tools.ts for how it is made). */
+  chatName: string;
+  kind: 'function' | 'custom' | 'tool_search';
+  /** The tool's own name, as its calls carry it back. */
+  name: string;
+  /** Its namespace, as its calls carry it back (absent for top-level tools and OpenAI's default `functions`). */
+  namespace?: string;
+  /** The chat function it is. */
+  tool: FunctionTool;
+}
+
+/** A named tool the choice points at; `namespace` where the client names one. */
+export interface NamedTool {
+  type: 'function' | 'custom';
+  name: string;
+  namespace?: string;
+}
+
+export type ResponsesToolChoice = 'none' | 'auto' | 'required' | NamedTool | { type: 'allowed_tools'; mode: 'auto' | 'required'; tools: NamedTool[] };
 
 /**
  * A `POST /v1/responses` body after `readResponsesRequest` checked it: the fields the translation
@@ -34,7 +82,10 @@ export interface ResponsesRequest {
   model: string;
   input: string | unknown[];
   instructions?: string;
-  tools: ResponsesFunctionTool[];
+  /** Function, custom and namespace tools, from `tools` then from `additional_tools` input items. */
+  tools: ResponsesTool[];
+  /** Those tools flattened into chat functions, and the names their calls map back to. */
+  callables: Callable[];
   tool_choice?: ResponsesToolChoice;
   parallel_tool_calls?: boolean;
   text?: { format?: TextFormat; verbosity?: 'low' | 'medium' | 'high' };
@@ -51,6 +102,8 @@ export interface ResponsesRequest {
   service_tier?: string;
   include: string[];
   stream: boolean;
+  /** What was read and is not carried to a translated target (reported; refused when strict). */
+  untranslatable: Drop[];
 }
 
 // ------------------------------------------------------------------ the response object
@@ -96,7 +149,19 @@ export interface FunctionCallItem {
   id: string;
   call_id: string;
   name: string;
+  namespace?: string;
   arguments: string;
+  status: ItemStatus;
+}
+
+/** A call of a custom tool: its free-text input (the one string argument of the chat function it was). */
+export interface CustomToolCallItem {
+  type: 'custom_tool_call';
+  id: string;
+  call_id: string;
+  name: string;
+  namespace?: string;
+  input: string;
   status: ItemStatus;
 }
 
@@ -109,7 +174,17 @@ export interface ReasoningItem {
   status: ItemStatus;
 }
 
-export type OutputItem = MessageItem | FunctionCallItem | ReasoningItem;
+/** The model asking the client to search its deferred tools (`execution: client`); the arguments as an object. */
+export interface ToolSearchCallItem {
+  type: 'tool_search_call';
+  id: string;
+  call_id: string;
+  execution: 'client';
+  arguments: unknown;
+  status: ItemStatus;
+}
+
+export type OutputItem = MessageItem | FunctionCallItem | CustomToolCallItem | ToolSearchCallItem | ReasoningItem;
 
 export interface ResponseUsage {
   input_tokens: number;
@@ -142,7 +217,7 @@ export interface ResponseObject {
   usage?: ResponseUsage;
   // The echo of the request.
   instructions: string | null;
-  tools: Array<ResponsesFunctionTool & { strict: boolean | null; parameters: Record<string, unknown> | null }>;
+  tools: Array<(ResponsesFunctionTool & { strict: boolean | null; parameters: Record<string, unknown> | null }) | ResponsesCustomTool | ResponsesNamespaceTool | ResponsesToolSearchTool>;
   tool_choice: ResponsesToolChoice;
   parallel_tool_calls: boolean;
   text: { format: TextFormat; verbosity?: string | null };
@@ -187,4 +262,6 @@ export type ResponsesEvent =
   | ({ type: 'response.reasoning_text.done'; text: string } & PartScoped)
   | ({ type: 'response.function_call_arguments.delta'; delta: string } & ItemScoped)
   | ({ type: 'response.function_call_arguments.done'; name: string; arguments: string } & ItemScoped)
+  | ({ type: 'response.custom_tool_call_input.delta'; delta: string } & ItemScoped)
+  | ({ type: 'response.custom_tool_call_input.done'; input: string } & ItemScoped)
   | ({ type: 'error'; code: string; message: string; param: string | null; error: { type: string; code: string; message: string; param: string | null } } & Sequenced);

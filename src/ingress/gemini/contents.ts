@@ -91,20 +91,25 @@ function modelTurn(parts: Json[], i: number, calls: CallBook, drops: Drops): Cha
 }
 
 function userTurn(parts: Json[], i: number, calls: CallBook, drops: Drops): ChatMessage[] {
-  const results: ChatMessage[] = [];
+  const responses: Array<{ at: string; id: string | undefined; name: string; response: unknown }> = [];
   const content: ContentPart[] = [];
   parts.forEach((p, j) => {
     const at = `contents[${i}].parts[${j}]`;
     if (p.functionResponse != null) {
       const fr = objectAt(p.functionResponse, `${at}.functionResponse`);
       const name = stringAt(fr.name, `${at}.functionResponse.name`);
-      const id = calls.answered(typeof fr.id === 'string' && fr.id ? fr.id : undefined, name);
-      if (!id) throw invalid(`${at}.functionResponse`, `no earlier functionCall named ${JSON.stringify(name)} is waiting for this response`);
-      results.push({ role: 'tool', tool_call_id: id, content: JSON.stringify(fr.response ?? {}) });
+      responses.push({ at, id: typeof fr.id === 'string' && fr.id ? fr.id : undefined, name, response: fr.response ?? {} });
       return;
     }
     const part = userPart(p, at, drops);
     if (part) content.push(part);
+  });
+  // Responses with an id claim their calls first, so one without takes a call nobody else answers.
+  const ids = new Map(responses.filter((r) => r.id).map((r) => [r, calls.answered(r.id, r.name)]));
+  const results: ChatMessage[] = responses.map((r) => {
+    const id = ids.get(r) ?? calls.answered(undefined, r.name);
+    if (!id) throw invalid(`${r.at}.functionResponse`, `no earlier functionCall named ${JSON.stringify(r.name)} is waiting for this response`);
+    return { role: 'tool', tool_call_id: id, content: JSON.stringify(r.response) };
   });
   if (!content.length) return results;
   // A text-only turn is a plain string: the most widely understood form.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../errors.ts';
+import type { GatewayError } from '../../errors.ts';
 import { translateGenerateContent } from './request.ts';
 import { jsonSchemaOf } from './schema.ts';
 

@@ -22,6 +22,8 @@ export interface TargetConfig {
   provider: string;
   model: string;
   weight: number;
+  /** false: the model has no reasoning (reasoning_effort is dropped and reported). */
+  reasoning?: boolean;
   price?: Price;
   limits?: RateLimits;
   retry?: RetryConfig;
@@ -31,6 +33,8 @@ export interface TargetConfig {
 export interface ModelConfig {
   description?: string;
   dropUnsupportedParams?: boolean;
+  /** Refuse what would be dropped (400 naming the field). */
+  strict?: boolean;
   strategy: 'fallback' | 'weighted' | 'least-latency' | 'least-busy';
   retry?: RetryConfig;
   timeout?: TimeoutConfig;
@@ -69,6 +73,8 @@ export interface KeyConfig {
   limits?: RateLimits;
   budget?: BudgetConfig;
   expiresAt?: string;
+  /** Refuse what would be dropped for this key's requests (400 naming the field). */
+  strict?: boolean;
   metadata?: Record<string, string>;
 }
 

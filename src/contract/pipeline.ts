@@ -3,6 +3,7 @@ import type { PLUGIN_API_VERSION, JsonSchema, Logger } from './common.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse, Usage } from '../openai-types.ts';
 import type { GatewayError } from '../errors.ts';
+import type { Drop } from './dropped.ts';
 import type { Clock, Timeouts } from './policies.ts';
 import type { NativeResponse, ProviderCall } from './providers.ts';
 import type { KeyIdentity, ModelRoute, RouteTarget } from './routing.ts';
@@ -113,6 +114,8 @@ export interface RequestOutcome {
   readonly timing: { readonly durationMs: number; readonly upstreamMs: number; readonly overheadMs: number; readonly firstChunkMs: number | undefined };
   /** The trace this request belongs to (W3C trace id), when tracing is on. */
   readonly traceId: string | undefined;
+  /** Fields the gateway read but did not carry to the target that answered (the `x-switchyard-dropped` header); absent when none. */
+  readonly dropped?: readonly Drop[];
 }
 
 /** What a request is, for the narrowing helpers (a context, or the core's own view of a request). */

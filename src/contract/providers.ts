@@ -2,6 +2,7 @@
 import type { JsonSchema, Logger, ProviderApiVersion } from './common.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse } from '../openai-types.ts';
 import type { GatewayError } from '../errors.ts';
+import type { Drop } from './dropped.ts';
 import type { Timeouts } from './policies.ts';
 
 /**
@@ -25,8 +26,15 @@ export interface ProviderCapabilities {
    * non-text `modalities` (default true). When false their no-op values still pass.
    */
   samplingExtras?: boolean;
-  /** Parameters the provider cannot honour at any value. */
+  /** Parameters the provider cannot honour at any value (`reasoning_effort` among them: see `reasoning`). */
   unsupportedParams?: readonly string[];
+  /**
+   * The model can reason (default true). When false, or when `unsupportedParams` lists
+   * `reasoning_effort`, a request's `reasoning_effort` is dropped and reported rather than
+   * refused: it asks how long to think, not what to answer. A target's `reasoning:` in
+   * gateway.yaml sets it per model.
+   */
+  reasoning?: boolean;
   /** Serves POST /v1/embeddings through `ProviderInstance.embed` (default false). */
   embeddings?: boolean;
   /**
@@ -44,8 +52,17 @@ export interface NativeRequest {
   body: Readonly<Record<string, unknown>>;
   /** The client's protocol headers worth passing on (e.g. anthropic-version, anthropic-beta). */
   headers: Readonly<Record<string, string>>;
-  /** Why the translated request cannot serve this one (parts only the native protocol has). */
-  untranslatable?: readonly GatewayError[];
+  /**
+   * Parts only the native protocol has, which the translation leaves out: dropped and reported
+   * when the attempt translates (refused when the request is strict); kept when it passes through.
+   */
+  untranslatable?: readonly Drop[];
+  /**
+   * Parts the translation cannot leave out without changing what the model is asked (Anthropic's
+   * `max_tokens: 0`, a document only the native API can read): the 400 answered when the attempt
+   * translates, whatever strictness says.
+   */
+  unservable?: readonly GatewayError[];
 }
 
 /** One attempt against one provider. */
@@ -75,6 +92,15 @@ export interface ProviderCall {
    * answer is translated as usual (usage, cost) and passed to the client untranslated.
    */
   readonly native?: NativeRequest;
+  /**
+   * Reports a field this attempt's translation leaves out because of its target (a
+   * `reasoning_effort` for a model without reasoning, a role the server lacks): the answer's
+   * `x-switchyard-dropped` header, the log line and the dropped-fields counter name it. When the
+   * request is strict it throws the 400 naming the field instead, so call it before leaving the
+   * field out. Absent on calls the gateway did not make (a test's fake): the kit's `reportDrop`
+   * calls it when present.
+   */
+  readonly drop?: (drop: Drop) => void;
 }
 
 /** A provider's answer before translation: its own JSON body, or its own stream of events. */

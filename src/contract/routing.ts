@@ -13,6 +13,8 @@ export interface KeyIdentity {
   retiresAt?: number;
   /** May this key use the model alias? */
   allows(model: string): boolean;
+  /** `strict: true` in gateway.yaml: a field the gateway would drop is refused (400) instead. */
+  strict?: boolean;
 }
 
 /** Whether a target may take a request now: `probe` is the single trial after a cooldown. */
@@ -63,4 +65,6 @@ export interface ModelRoute {
   targets: readonly RouteTarget[];
   /** Other aliases tried when the upstream refuses for a reason another model may not have. */
   fallbacks: Partial<Record<FailureCategory, readonly string[]>>;
+  /** `strict: true` in gateway.yaml: a field the gateway would drop is refused (400) instead. */
+  strict?: boolean;
 }

@@ -15,6 +15,7 @@ export { ChunkBuilder, type ChunkDelta } from '../protocol/chunks.ts';
 export { textOf, partsOf, parseDataUrl, parseArguments, toolCallArguments } from '../protocol/content.ts';
 export { GatewayError, ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 export { applyCapabilities } from '../providers/capabilities.ts';
+export { reportDrop } from '../providers/drops.ts';
 export { mulberry32 } from '../protocol/random.ts';
 
 // The built-in translations, for a provider that speaks one of these protocols behind other

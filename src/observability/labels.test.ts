@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors.ts';
 import type { ModelRoute } from '../plugin-api.ts';
 import type { ExchangeView } from '../pipeline/exchange.ts';
-import { codeLabel, keyLabel, modelLabel, NONE, OTHER, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
+import { codeLabel, droppedFieldLabel, keyLabel, modelLabel, NONE, OTHER, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
 
 const ctx = (fields: Partial<ExchangeView> = {}): ExchangeView => ({
   ...{ id: 'req_1', operation: 'chat', ingress: 'chat', startedAt: 0, headers: {}, body: { model: 'x', messages: [] }, key: undefined, route: undefined, attempt: undefined, attempts: [] },
@@ -63,5 +63,15 @@ describe('metric labels', () => {
     expect(refusalLabels(ctx({ attempts: [skipped], error: new GatewayError('model_not_allowed', 'unpriced') }))).toEqual({ reason: 'unpriced', scope: 'key' });
     expect(refusalLabels(ctx({ attempts: [skipped, upstream429], error: limited('requests') }))).toBeUndefined();
     expect(refusalLabels(ctx({ error: limited('requests') }))).toBeUndefined();
+  });
+});
+
+describe('droppedFieldLabel', () => {
+  it('is the top-level name of a known field, else _other', () => {
+    expect(droppedFieldLabel('tools[8]')).toBe('tools');
+    expect(droppedFieldLabel('thinking.type')).toBe('thinking');
+    expect(droppedFieldLabel('context_management')).toBe('context_management');
+    expect(droppedFieldLabel('messages[2].content[0]')).toBe('messages');
+    expect(droppedFieldLabel('a_field_from_next_year')).toBe(OTHER);
   });
 });

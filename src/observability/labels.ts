@@ -114,3 +114,71 @@ function scopeOf(name: string): RefusalScope {
 function targetsAllSkipped(ctx: ExchangeView): boolean {
   return ctx.attempts.length > 0 && ctx.attempts.every((a) => a.outcome === 'skipped');
 }
+
+/**
+ * Request fields the ways in are known to drop (Messages, chat, Responses and Gemini names): a
+ * dropped field is counted under its top-level name when listed here, else OTHER, so that a
+ * client's unknown fields cannot grow the number of series. The log line names the field itself.
+ */
+export const DROPPED_FIELD_NAMES: ReadonlySet<string> = new Set([
+  // Anthropic Messages (Claude Code, the tool runner)
+  'context_management',
+  'thread',
+  'container',
+  'mcp_servers',
+  'inference_geo',
+  'cache_control',
+  'thinking',
+  'output_config',
+  'top_k',
+  'service_tier',
+  'metadata',
+  'system',
+  // OpenAI chat and Responses (Codex)
+  'client_metadata',
+  'tools',
+  'tool_choice',
+  'messages',
+  'input',
+  'include',
+  'store',
+  'reasoning',
+  'reasoning_effort',
+  'verbosity',
+  'prompt_cache_key',
+  'safety_identifier',
+  'web_search_options',
+  'prediction',
+  'audio',
+  'modalities',
+  'seed',
+  'n',
+  'logprobs',
+  'top_logprobs',
+  'logit_bias',
+  'presence_penalty',
+  'frequency_penalty',
+  'response_format',
+  'parallel_tool_calls',
+  'user',
+  'stream',
+  'stream_options',
+  'text',
+  'truncation',
+  'background',
+  'previous_response_id',
+  'conversation',
+  // Gemini
+  'generationConfig',
+  'safetySettings',
+  'cachedContent',
+  'toolConfig',
+  'labels',
+]);
+
+/** A dropped field's label: its top-level name (`tools[8]` → tools, `thinking.type` → thinking) when known, else OTHER. */
+export function droppedFieldLabel(field: string): string {
+  const end = field.search(/[[.]/);
+  const top = end === -1 ? field : field.slice(0, end);
+  return DROPPED_FIELD_NAMES.has(top) ? top : OTHER;
+}

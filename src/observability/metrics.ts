@@ -15,7 +15,7 @@ import type { ExchangeView } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import { BufferedCounter } from './counter-buffer.ts';
 import { BUCKETS, OPERATION_CHAT, OPERATION_EMBEDDINGS } from './semconv.ts';
-import { OTHER, codeLabel, keyLabel, modelLabel, NONE, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
+import { OTHER, codeLabel, droppedFieldLabel, keyLabel, modelLabel, NONE, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
 import { registerStateGauges } from './state-gauges.ts';
 import { overheadMs } from './timing.ts';
 
@@ -89,6 +89,7 @@ export class GatewayMetrics implements GatewayObserver {
   readonly #lastReloadOk: Gauge;
   readonly #overhead: Histogram;
   readonly #unknownRoutes: Counter<'method' | 'status'>;
+  readonly #dropped: Counter<'ingress' | 'field'>;
   /** Label sets per key identity (one per key of a generation), made once and gone with it. */
   readonly #keyLabels = new WeakMap<KeyIdentity, KeyLabels>();
   /** Requests without a known key (refused at auth, or no auth stage). */
@@ -153,6 +154,12 @@ export class GatewayMetrics implements GatewayObserver {
       name: 'switchyard_unknown_routes_total',
       help: 'Requests for a path the gateway does not serve (status 404) or with a method it does not take there (405), by method; the path is in the log line.',
       labelNames: ['method', 'status'],
+      registers,
+    });
+    this.#dropped = new Counter({
+      name: 'switchyard_dropped_fields_total',
+      help: 'Request fields the gateway read but did not carry to the target by ingress and top-level field name (a known one, else _other); the log line names each.',
+      labelNames: ['ingress', 'field'],
       registers,
     });
     this.#reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reload attempts by result (ok, rejected).', labelNames: ['result'], registers });
@@ -248,6 +255,8 @@ export class GatewayMetrics implements GatewayObserver {
     const refusal = refusalLabels(ctx);
     if (refusal) this.#refusals.inc({ key: who.key, team: who.team, reason: refusal.reason, scope: refusal.scope });
     this.#countAttempts(ctx.attempts);
+    const dropped = ctx.dropped;
+    if (dropped) for (const d of dropped) this.#dropped.inc({ ingress: ctx.ingress, field: droppedFieldLabel(d.field) });
 
     const attempt = ctx.attempt;
     // Requests refused before any upstream was tried are not GenAI operations (they are counted above).

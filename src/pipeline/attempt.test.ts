@@ -6,7 +6,7 @@ import type { NativeRequest } from '../plugin-api.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { TargetState } from '../routing/target-state.ts';
 import { Attempt } from './attempt.ts';
-import { answering, chatBody, chunkOf, completionOf, exchangeFor, fakeProvider, sessionOf, sleepFor, targetOf, timedEvents, TIMEOUTS } from './testing.ts';
+import { answering, chatBody, chunkOf, completionOf, exchangeFor, fakeProvider, routeOf, sessionOf, sleepFor, targetOf, timedEvents, TIMEOUTS } from './testing.ts';
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -378,10 +378,83 @@ describe('Attempt: native pass-through', () => {
   it('refuses a request with native-only parts for a target that would need a translation, without calling it', async () => {
     const refusal = new GatewayError('invalid_request', 'this content block type has no chat translation');
     const provider = answering('hi');
-    const x = exchangeFor({ ingress: 'messages', session: sessionOf(chatBody(), { native: { ...MESSAGES, untranslatable: [refusal] } }) });
+    const x = exchangeFor({ ingress: 'messages', session: sessionOf(chatBody(), { native: { ...MESSAGES, unservable: [refusal] } }) });
     const attempt = new Attempt(x, targetOf(provider), TIMEOUTS);
     await expect(attempt.send()).rejects.toBe(refusal);
     expect(provider.calls).toHaveLength(0);
+  });
+
+  it("drops the native protocol's untranslatable parts for a translating target, and keeps them for a native one", async () => {
+    const drop = { field: 'context_management', reason: 'only an Anthropic model serves it' };
+    const native = { ...MESSAGES, untranslatable: [drop] };
+    const translating = new Attempt(exchangeFor({ ingress: 'messages', session: sessionOf(chatBody(), { native }) }), targetOf(answering('hi')), TIMEOUTS);
+    await translating.send();
+    expect(translating.drops).toEqual([drop]);
+    const passing = new Attempt(
+      exchangeFor({ ingress: 'messages', session: sessionOf(chatBody(), { native }) }),
+      targetOf(answering('hi'), { capabilities: { nativeProtocols: ['anthropic-messages'] } }),
+      TIMEOUTS,
+    );
+    await passing.send();
+    expect(passing.drops).toBeUndefined();
+  });
+
+  it("collects what the provider's translation drops through the call", async () => {
+    const provider = fakeProvider(async (call) => {
+      call.drop?.({ field: 'reasoning_effort', reason: 'the model has no reasoning' });
+      return { kind: 'json', body: completionOf('hi'), headers: {} };
+    });
+    const attempt = new Attempt(exchangeFor({ session: sessionOf(chatBody()) }), targetOf(provider), TIMEOUTS);
+    await attempt.send();
+    expect(attempt.drops).toEqual([{ field: 'reasoning_effort', reason: 'the model has no reasoning' }]);
+  });
+});
+
+describe('Attempt: strict requests', () => {
+  const drop = { field: 'context_management', what: 'context_management', reason: 'only an Anthropic model serves it' };
+  const strict = { 'x-switchyard-strict': 'true' };
+
+  it("refuses the session's drops before calling any provider", async () => {
+    const provider = answering('hi');
+    const x = exchangeFor({ headers: strict, session: sessionOf(chatBody(), { drops: [drop] }) });
+    await expect(new Attempt(x, targetOf(provider), TIMEOUTS).send()).rejects.toMatchObject({ code: 'unsupported_parameter', param: 'context_management' });
+    expect(provider.calls).toHaveLength(0);
+  });
+
+  it('refuses untranslatable parts for a translating target, and serves them natively', async () => {
+    const native = { ...MESSAGES, untranslatable: [drop] };
+    const translating = new Attempt(exchangeFor({ headers: strict, ingress: 'messages', session: sessionOf(chatBody(), { native }) }), targetOf(answering('hi')), TIMEOUTS);
+    await expect(translating.send()).rejects.toMatchObject({ code: 'unsupported_parameter', param: 'context_management' });
+    const provider = answering('hi');
+    const passing = new Attempt(
+      exchangeFor({ headers: strict, ingress: 'messages', session: sessionOf(chatBody(), { native }) }),
+      targetOf(provider, { capabilities: { nativeProtocols: ['anthropic-messages'] } }),
+      TIMEOUTS,
+    );
+    await passing.send();
+    expect(provider.calls).toHaveLength(1);
+  });
+
+  it("refuses what the provider's translation would drop, from the key's or the alias's strict too", async () => {
+    const dropping = () =>
+      fakeProvider(async (call) => {
+        call.drop?.({ field: 'reasoning_effort', reason: 'the model has no reasoning' });
+        return { kind: 'json', body: completionOf('hi'), headers: {} };
+      });
+    for (const set of [
+      (x: ReturnType<typeof exchangeFor>) => (x.ctx.key = { name: 'k', strict: true, allows: () => true }),
+      (x: ReturnType<typeof exchangeFor>) => (x.ctx.route = routeOf('chat', [], { strict: true })),
+    ]) {
+      const x = exchangeFor({ session: sessionOf(chatBody()) });
+      set(x);
+      await expect(new Attempt(x, targetOf(dropping()), TIMEOUTS).send()).rejects.toMatchObject({ code: 'unsupported_parameter', param: 'reasoning_effort' });
+    }
+  });
+
+  it('without strict, an unknown x-switchyard-strict value changes nothing', async () => {
+    const x = exchangeFor({ headers: { 'x-switchyard-strict': 'yes please' }, session: sessionOf(chatBody(), { drops: [drop] }) });
+    await new Attempt(x, targetOf(answering('hi')), TIMEOUTS).send();
+    expect(x.dropped).toEqual([drop]);
   });
 });
 
@@ -446,7 +519,7 @@ describe('Attempt: count_tokens', () => {
 
   it('refuses native-only parts even when only the estimate would answer', async () => {
     const refusal = new GatewayError('invalid_request', 'no chat translation');
-    const x = exchangeFor({ operation: 'count_tokens', ingress: 'messages', session: sessionOf(chatBody(), { native: { ...MESSAGES, untranslatable: [refusal] }, estimate: 3 }) });
+    const x = exchangeFor({ operation: 'count_tokens', ingress: 'messages', session: sessionOf(chatBody(), { native: { ...MESSAGES, unservable: [refusal] }, estimate: 3 }) });
     const attempt = new Attempt(x, targetOf(answering('hi')), TIMEOUTS);
     await expect(attempt.send()).rejects.toBe(refusal);
   });

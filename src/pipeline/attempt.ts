@@ -8,12 +8,24 @@
 import { GatewayError } from '../errors.ts';
 import type { ChatCompletionChunk, EmbeddingRequest, EmbeddingResponse, Usage } from '../openai-types.ts';
 import { normalizeEmbeddings } from '../protocol/embeddings.ts';
-import { isChat, isEmbedding, type AttemptRecord, type GatewayResponse, type NativeResponse, type ProviderCall, type RouteTarget, type Timeouts } from '../plugin-api.ts';
+import {
+  isChat,
+  isEmbedding,
+  type AttemptRecord,
+  type Drop,
+  type GatewayResponse,
+  type NativeRequest,
+  type NativeResponse,
+  type ProviderCall,
+  type RouteTarget,
+  type Timeouts,
+} from '../plugin-api.ts';
 import { applyCapabilities } from '../providers/capabilities.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { normalizeChunk, normalizeCompletion } from '../protocol/normalize.ts';
 import { primeStream } from '../protocol/prime.ts';
 import { costOf, tokenUsageOf } from '../governance/index.ts';
+import { refusalOf } from './drops.ts';
 import type { Exchange, ExchangeAttempt } from './exchange.ts';
 
 /** Raised by an attempt's own timers: past `timeout.totalMs`, or a stream idle past `timeout.idleMs`. */
@@ -48,6 +60,8 @@ export class Attempt implements ExchangeAttempt {
   #passthrough = false;
   /** A passed-through stream's native events, in order, as the translation consumed them, not yet taken. */
   readonly #nativeEvents: unknown[] = [];
+  /** What this attempt left out for its target (see `ProviderCall.drop`); undefined while nothing is. */
+  drops: Drop[] | undefined;
 
   /** Starts the exchange's next attempt on `target` (admitted by admitTarget). */
   constructor(x: Exchange, target: RouteTarget, timeouts: Timeouts) {
@@ -90,6 +104,9 @@ export class Attempt implements ExchangeAttempt {
     const x = this.#x;
     const ctx = x.ctx;
     const waiting = performance.now();
+    const dropped = x.session?.drops;
+    // What no target gets: a strict request is refused before any provider is called.
+    if (dropped?.length && x.strict) throw refusalOf(dropped[0]);
     try {
       if (isEmbedding(ctx)) {
         this.native = { kind: 'json', body: await this.#embed(ctx.body), headers: {} };
@@ -102,7 +119,7 @@ export class Attempt implements ExchangeAttempt {
       const native = x.session?.native;
       if (counting && !(native && target.capabilities.nativeProtocols?.includes(native.protocol))) {
         // A target that cannot count: the gateway's estimate answers, no upstream call (and what only the native protocol has is refused, as it would be served).
-        if (native?.untranslatable?.length) throw native.untranslatable[0];
+        if (native) this.#translating(native);
         this.native = { kind: 'json', body: { input_tokens: x.session?.estimate ?? 0 }, headers: {} };
         return;
       }
@@ -111,7 +128,7 @@ export class Attempt implements ExchangeAttempt {
         call.native = native;
         this.#passthrough = true;
       } else {
-        if (native?.untranslatable?.length) throw native.untranslatable[0];
+        if (native) this.#translating(native);
         call.request = applyCapabilities(call, target.capabilities);
       }
       this.call = call;
@@ -120,6 +137,12 @@ export class Attempt implements ExchangeAttempt {
     } finally {
       x.timing.upstreamMs += performance.now() - waiting;
     }
+  }
+
+  /** The client's protocol is translated for this target: what only it serves is refused, what only it keeps is dropped. */
+  #translating(native: NativeRequest): void {
+    if (native.unservable?.length) throw native.unservable[0];
+    if (native.untranslatable) for (const drop of native.untranslatable) this.#onDrop(drop);
   }
 
   #embed(request: EmbeddingRequest): Promise<EmbeddingResponse> {
@@ -141,6 +164,7 @@ export class Attempt implements ExchangeAttempt {
       timeouts: this.timeouts,
       traceHeaders: this.#traceHeaders,
       maxResponseBytes: x.services.upstreamBodyLimit,
+      drop: this.#onDrop,
     };
   }
 
@@ -264,6 +288,11 @@ export class Attempt implements ExchangeAttempt {
     attempt.#idled = true;
     attempt.#controller.abort(new AttemptTimeout());
   }
+
+  readonly #onDrop = (drop: Drop): void => {
+    if (this.#x.strict) throw refusalOf(drop);
+    (this.drops ??= []).push(drop);
+  };
 
   readonly #onClientGone = (): void => {
     this.#controller.abort(this.#x.signal.reason);

@@ -8,10 +8,11 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { joinDrops } from './drops.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Lease, TokenEstimate } from '../governance/index.ts';
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, Usage } from '../openai-types.ts';
-import type { AttemptRecord, AttemptView, GatewayResponse, Ingress, KeyIdentity, ModelRoute, NativeRequest, Operation, RequestContext, RequestOutcome, RouteTarget } from '../plugin-api.ts';
+import type { AttemptRecord, AttemptView, Drop, GatewayResponse, Ingress, KeyIdentity, ModelRoute, NativeRequest, Operation, RequestContext, RequestOutcome, RouteTarget } from '../plugin-api.ts';
 
 /** Where a request's time went, in ms since `startedAt`'s clock. */
 export interface RequestTiming {
@@ -33,6 +34,8 @@ export interface ExchangeAttempt extends AttemptView {
   takeNativeEvents(): unknown[];
   /** Ends the attempt from the gateway's side (shutdown): its stream fails with `reason`. */
   interrupt(reason: GatewayError): void;
+  /** What the attempt left out for its target (untranslatable parts, its provider's drops); undefined when nothing. */
+  readonly drops: readonly Drop[] | undefined;
   /** Releases the attempt's hold on its target. Idempotent. */
   close(): void;
 }
@@ -117,6 +120,12 @@ export interface ProtocolSession {
   readonly native?: NativeRequest;
   /** `count_tokens`: the gateway's own estimate, for targets that cannot count. */
   readonly estimate?: number;
+  /**
+   * Fields the protocol read but does not carry, whatever the target (a Responses
+   * `client_metadata`, a hosted tool): reported on every answer, refused when the request is
+   * strict. Parts only a native target keeps go in `native.untranslatable` instead.
+   */
+  readonly drops?: readonly Drop[];
   /** A non-streamed answer → the client's JSON (headers may be added to `responseHeaders`). */
   answer(response: JsonAnswer, attempt: ExchangeAttempt, responseHeaders: Record<string, string>): unknown;
   /** A stream in the protocol's events; absent: the protocol has no streams. */
@@ -157,6 +166,8 @@ export interface ExchangeView {
   readonly error: GatewayError | undefined;
   readonly streamError: GatewayError | undefined;
   readonly refusal: RequestOutcome['refusal'];
+  /** Fields read but not carried to the target (see `Exchange.dropped`). */
+  readonly dropped?: readonly Drop[];
   /** Instruments may record the trace id (tracing does). */
   traceId: string | undefined;
 }
@@ -254,6 +265,22 @@ export class Exchange implements ExchangeView {
     this.ctx.body = session.body;
   }
 
+  /**
+   * What the gateway read but did not carry: the session's drops and those of the attempt that
+   * answered (or failed last). No copy unless both have some.
+   */
+  get dropped(): readonly Drop[] | undefined {
+    return joinDrops(this.session?.drops, this.attempt?.drops);
+  }
+
+  /**
+   * Whether a drop is refused instead (400): `x-switchyard-strict: true`, or `strict: true` on
+   * the key or the model alias. Read only when there is a drop.
+   */
+  get strict(): boolean {
+    return this.headers['x-switchyard-strict'] === 'true' || this.ctx.key?.strict === true || this.ctx.route?.strict === true;
+  }
+
   /** Attempts that reached a provider (targets skipped while cooling down or unavailable do not count). */
   get triedCount(): number {
     let n = 0;
@@ -298,6 +325,7 @@ export class Exchange implements ExchangeView {
       refusal: this.refusal,
       timing: Object.freeze({ durationMs, upstreamMs: this.timing.upstreamMs, overheadMs: Math.max(0, durationMs - this.timing.upstreamMs), firstChunkMs: this.timing.firstChunkMs }),
       traceId: this.traceId,
+      dropped: this.dropped,
     });
   }
 }

@@ -9,7 +9,22 @@ import { IncomingMessage, ServerResponse, type IncomingHttpHeaders } from 'node:
 import { Socket } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest } from '../openai-types.ts';
-import type { Clock, Ingress, KeyIdentity, ModelRoute, NativeRequest, NativeResponse, Operation, ProviderCall, ProviderInstance, RouteTarget, RuntimeView, StageEnv, Timeouts } from '../plugin-api.ts';
+import type {
+  Clock,
+  Drop,
+  Ingress,
+  KeyIdentity,
+  ModelRoute,
+  NativeRequest,
+  NativeResponse,
+  Operation,
+  ProviderCall,
+  ProviderInstance,
+  RouteTarget,
+  RuntimeView,
+  StageEnv,
+  Timeouts,
+} from '../plugin-api.ts';
 import { DEFAULT_RETRY } from '../routing/policy.ts';
 import { TargetState } from '../routing/target-state.ts';
 import { Exchange, type GenerationServices, type ProtocolSession } from './exchange.ts';
@@ -25,8 +40,8 @@ export function chatBody(extra: Partial<ChatCompletionRequest> = {}): ChatComple
 }
 
 /** The parts of a protocol session the core reads; answers are the gateway's own bodies. */
-export function sessionOf(body: ChatCompletionRequest | EmbeddingRequest, extra: { native?: NativeRequest; estimate?: number } = {}): ProtocolSession {
-  return { body, native: extra.native, estimate: extra.estimate, answer: (response) => response.body };
+export function sessionOf(body: ChatCompletionRequest | EmbeddingRequest, extra: { native?: NativeRequest; estimate?: number; drops?: readonly Drop[] } = {}): ProtocolSession {
+  return { body, native: extra.native, estimate: extra.estimate, drops: extra.drops, answer: (response) => response.body };
 }
 
 export interface ExchangeOptions {

@@ -180,3 +180,38 @@ describe('dropping (dropUnsupportedParams: true)', () => {
     expect(call.request.messages[0].content).toHaveLength(2);
   });
 });
+
+describe('reasoning_effort for a model without reasoning', () => {
+  it.each([
+    ['reasoning: false', { reasoning: false }],
+    ['unsupportedParams lists it (bedrock)', { unsupportedParams: ['seed', 'reasoning_effort'] }],
+  ] as const)('%s: dropped and reported, not refused, even without dropUnsupportedParams', (_, caps) => {
+    const { call } = callOf({ reasoning_effort: 'high', temperature: 0.2 });
+    const drops: unknown[] = [];
+    const out = applyCapabilities({ ...call, drop: (d) => drops.push(d) }, caps);
+    expect(out).not.toHaveProperty('reasoning_effort');
+    expect(out.temperature).toBe(0.2);
+    expect(drops).toEqual([{ field: 'reasoning_effort', what: 'high', reason: 'acme model acme-large-2 has no reasoning effort to set' }]);
+  });
+
+  it('a strict request: the 400 the drop throws', () => {
+    const { call } = callOf({ reasoning_effort: 'low' });
+    const strict = new GatewayError('unsupported_parameter', 'strict', { param: 'reasoning_effort' });
+    expect(() =>
+      applyCapabilities(
+        {
+          ...call,
+          drop: () => {
+            throw strict;
+          },
+        },
+        { reasoning: false },
+      ),
+    ).toThrow(strict);
+  });
+
+  it('a model that reasons keeps it', () => {
+    const { call } = callOf({ reasoning_effort: 'low' });
+    expect(applyCapabilities(call, {})).toBe(call.request);
+  });
+});

@@ -1,10 +1,13 @@
 /**
  * The core's reading of a provider's declared capabilities: before an attempt's request is built,
  * parameters the provider cannot honour are refused with a 400 naming them, or dropped (and
- * logged) when `dropUnsupportedParams` is set. Providers then translate only what they support.
+ * reported) when `dropUnsupportedParams` is set; a `reasoning_effort` the model cannot take is
+ * always dropped and reported (a 400 only when the request is strict). Providers then translate
+ * only what they support.
  */
 import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../openai-types.ts';
 import type { ProviderCall, ProviderCapabilities } from '../plugin-api.ts';
+import { reportDrop } from './drops.ts';
 import { checkSamplingExtras, unsupportedParam } from './params.ts';
 
 /**
@@ -18,7 +21,12 @@ export function applyCapabilities(call: ProviderCall, caps: ProviderCapabilities
     unsupportedParam(call, param, why);
     dropped.push(param);
   };
-  for (const p of caps.unsupportedParams ?? []) if (r[p] !== undefined && r[p] !== null) refuse(p);
+  for (const p of caps.unsupportedParams ?? []) if (r[p] !== undefined && r[p] !== null && p !== REASONING) refuse(p);
+  if (r.reasoning_effort != null && (caps.reasoning === false || caps.unsupportedParams?.includes(REASONING))) {
+    // How long to think, not what to answer (Claude Code's thinking arrives as one): dropped and reported, never refused unless strict.
+    reportDrop(call, { field: REASONING, what: String(r.reasoning_effort), reason: `${call.provider} model ${call.model} has no reasoning effort to set` });
+    dropped.push(REASONING);
+  }
   if (caps.streaming === false && r.stream === true) refuse('stream', 'set to true is not supported');
   if (caps.tools === false) {
     if (Array.isArray(r.tools) && r.tools.length) refuse('tools');
@@ -42,5 +50,7 @@ export function applyCapabilities(call: ProviderCall, caps: ProviderCapabilities
   if (dropped.includes('tools')) delete copy.tool_choice;
   return copy;
 }
+
+const REASONING = 'reasoning_effort';
 
 const isImage = (part: ContentPart) => part?.type === 'image_url';

@@ -6,7 +6,7 @@ import type { FunctionTool, ResponseFormat } from '../openai-types.ts';
 /**
  * Call for each parameter present in the request that the provider cannot honour. Answers 400
  * naming it, unless `dropUnsupportedParams` is set for the alias or provider: then the caller
- * drops it and the log says so. Returns true when the parameter should be dropped.
+ * drops it, reported like every drop (`x-switchyard-dropped`, the log line; a 400 when strict). Returns true when the parameter should be dropped.
  */
 export function unsupportedParam(call: ProviderCall, param: string, why = 'is not supported'): true {
   if (!call.dropUnsupportedParams) {
@@ -16,6 +16,8 @@ export function unsupportedParam(call: ProviderCall, param: string, why = 'is no
       { param },
     );
   }
+  // Reported like every drop (a strict request is refused here); the log line names it too.
+  call.drop?.({ field: param, reason: `the parameter ${why} by ${call.provider} model ${call.model} (dropUnsupportedParams)` });
   call.log.info({ reqId: call.requestId, provider: call.provider, param }, `dropped unsupported parameter '${param}'`);
   return true;
 }

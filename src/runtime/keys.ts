@@ -25,6 +25,7 @@ export function buildKeyIndex(keys: readonly KeyConfig[]): Map<string, KeyIdenti
       expiresAt: k.expiresAt === undefined ? undefined : Date.parse(k.expiresAt),
       allows: everything ? () => true : (model) => globs.some((g) => g.test(model)),
     };
+    if (k.strict) identity.strict = true;
     const current = Object.freeze(identity);
     for (const secret of secretsOf(k, ['keys', i])) {
       index.set(secret.digest, secret.until === undefined ? current : Object.freeze({ ...identity, retiresAt: Date.parse(secret.until) }));

@@ -15,7 +15,7 @@ export function modelResolver(models: ReadonlyMap<string, ModelRoute>): (name: s
  * previous generation where the target did not change.
  */
 import type { GatewayConfig, RetryConfig } from '../config/types.ts';
-import type { ModelRoute, ProviderInstance, RetryPolicy, RouteTarget } from '../plugin-api.ts';
+import type { ModelRoute, ProviderCapabilities, ProviderInstance, RetryPolicy, RouteTarget } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
 import { compileGlob } from '../config/glob.ts';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from '../routing/policy.ts';
@@ -55,7 +55,7 @@ export function buildRoutes(
         unavailable: handle.unavailable,
         dropUnsupportedParams: m.dropUnsupportedParams ?? config.providers[t.provider].dropUnsupportedParams ?? false,
         instance: handle.instance ?? unavailableInstance,
-        capabilities: handle.plugin.capabilities ?? {},
+        capabilities: targetCapabilities(handle.plugin.capabilities, t.reasoning),
         weight: t.weight,
         price,
         retry: retryPolicy(aliasRetry, t.retry),
@@ -64,9 +64,17 @@ export function buildRoutes(
       });
     });
     const fallbacks = { context_window: m.fallbacks?.contextWindow, content_policy: m.fallbacks?.contentPolicy };
-    models.set(alias, Object.freeze({ name: alias, strategy: m.strategy, retry: aliasRetry, targets: Object.freeze(targets), fallbacks }));
+    const route: ModelRoute = { name: alias, strategy: m.strategy, retry: aliasRetry, targets: Object.freeze(targets), fallbacks };
+    if (m.strict) route.strict = true;
+    models.set(alias, Object.freeze(route));
   }
   return models;
+}
+
+/** The provider's declaration, with what the target's own config says of its model (`reasoning: false`): made once per generation. */
+function targetCapabilities(declared: ProviderCapabilities | undefined, reasoning: boolean | undefined): ProviderCapabilities {
+  if (reasoning === undefined) return declared ?? {};
+  return Object.freeze({ ...declared, reasoning });
 }
 
 /**

@@ -9,6 +9,7 @@ import type { ChatCompletionChunk } from '../openai-types.ts';
 import { addTimingHeaders } from '../observability/timing.ts';
 import type { Exchange, SseEvents } from '../pipeline/exchange.ts';
 import type { GatewayResponse } from '../plugin-api.ts';
+import { droppedHeader } from '../pipeline/drops.ts';
 import { deltaLength } from '../protocol/delivered.ts';
 import { SSE_HEADERS } from '../protocol/sse.ts';
 import { SseWriter } from './sse-writer.ts';
@@ -20,6 +21,8 @@ export function responseHeaders(x: Exchange): Record<string, string> {
   if (x.attempt) headers['x-switchyard-provider'] = x.attempt.target.provider;
   const tried = x.triedCount;
   if (tried) headers['x-switchyard-attempts'] = String(tried);
+  const dropped = x.dropped;
+  if (dropped) headers['x-switchyard-dropped'] = droppedHeader(dropped);
   addTimingHeaders(headers, x);
   return headers;
 }

@@ -37,6 +37,15 @@ function contextFor(model: string, options: { operation?: Operation; ingress?: s
 }
 
 describe('requestLogLine', () => {
+  it('names the fields dropped, and has no dropped field when none was', () => {
+    const dropped = [
+      { field: 'context_management', reason: 'r' },
+      { field: 'tools[3]', what: 'web_search', reason: 'r' },
+    ];
+    expect(requestLogLine(contextFor('m'), outcomeOf({ dropped })).dropped).toEqual(['context_management', 'tools[3]']);
+    expect(requestLogLine(contextFor('m'), outcomeOf())).not.toHaveProperty('dropped');
+  });
+
   it('a successful request: ids, key, models, status, tokens, cost, rounded times, and no attempt log', () => {
     expect(requestLogLine(contextFor('m'), outcomeOf())).toEqual({
       reqId: 'req_test',

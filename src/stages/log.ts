@@ -36,6 +36,7 @@ export function requestLogLine(ctx: RequestContext, outcome: RequestOutcome, red
   // null (unknown price) is logged as such, never as 0.
   if (outcome.costUsd !== undefined) line.costUsd = outcome.costUsd;
   if (ctx.key?.team) line.team = ctx.key.team;
+  if (outcome.dropped) line.dropped = outcome.dropped.map((d) => d.field);
   if (attempts.length > 1 || attempts.some((a) => a.outcome !== 'ok')) line.attemptLog = attempts;
   const error = outcome.error;
   if (error) {

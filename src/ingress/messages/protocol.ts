@@ -48,7 +48,7 @@ export const messagesProtocol = defineProtocol<MessagesCall>({
     return {
       body: chat,
       // What only Anthropic serves (server tools, Files API sources...) is refused by any other target.
-      native: { protocol: MESSAGES, body, headers: anthropicHeaders(headers), untranslatable: nativeOnly },
+      native: { protocol: MESSAGES, body, headers: anthropicHeaders(headers), unservable: nativeOnly },
       headers: { 'request-id': id },
       answer(response, attempt) {
         if (attempt.passthrough && attempt.native?.kind === 'json') return attempt.native.body;
@@ -74,7 +74,7 @@ export const countTokensProtocol = defineProtocol<MessagesCall>({
   begin({ body, chat, nativeOnly }, { id, headers }) {
     return {
       body: chat,
-      native: { protocol: COUNT_TOKENS, body, headers: anthropicHeaders(headers), untranslatable: nativeOnly },
+      native: { protocol: COUNT_TOKENS, body, headers: anthropicHeaders(headers), unservable: nativeOnly },
       estimate: estimateInputTokens(chat),
       headers: { 'request-id': id },
       answer(response, attempt, responseHeaders) {

@@ -397,7 +397,6 @@ describe('parameters', () => {
       [{ presence_penalty: 0.5 }, 'presence_penalty'],
       [{ frequency_penalty: -1 }, 'frequency_penalty'],
       [{ logit_bias: { '50256': -100 } }, 'logit_bias'],
-      [{ reasoning_effort: 'low' }, 'reasoning_effort'],
       [{ modalities: ['text', 'audio'] }, 'modalities'],
       [{ service_tier: 'flex' }, 'service_tier'],
     ] as const) {

@@ -5,7 +5,7 @@
  * upstream (translation) and by a gemini fake upstream replaying recorded Gemini answers (the
  * native pass-through).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, FunctionCallingConfigMode, GoogleGenAI, type Content } from '@google/genai';
 import {
   DEV_KEY,
@@ -25,7 +25,8 @@ let t: TestGateway;
 let chat: FakeUpstream;
 let gemini: FakeUpstream;
 const NARROW = 'sk-narrow-0123456789';
-const sdk = (apiKey = DEV_KEY) => new GoogleGenAI({ apiKey, httpOptions: { baseUrl: t.url, retryOptions: { attempts: 1 } } });
+/** The SDK as an application builds it (3.x: apiVersion v1); `v1beta` is what Gemini CLI's SDK (1.x) calls. */
+const sdk = (apiKey = DEV_KEY, apiVersion?: 'v1beta') => new GoogleGenAI({ apiKey, httpOptions: { baseUrl: t.url, apiVersion, retryOptions: { attempts: 1 } } });
 const WRITE_FILE = {
   name: 'write_file',
   description: 'Writes a file',
@@ -83,7 +84,12 @@ models:
   gpt: { targets: [{ provider: oai, model: gpt-4o }] }
   flash: { targets: [{ provider: goog, model: gemini-2.5-flash }] }
   embed: { targets: [{ provider: oai, model: text-embedding-3-small }] }
+  both: { targets: [{ provider: goog, model: gemini-2.5-flash }, { provider: oai, model: gpt-4o }] }
 `);
+});
+afterEach(() => {
+  chat.restore();
+  gemini.restore();
 });
 afterAll(async () => {
   await t?.close();
@@ -115,9 +121,9 @@ describe('translated to an OpenAI-compatible upstream', () => {
     expect(line).toMatchObject({ ingress: 'gemini', model: 'gpt', provider: 'oai', status: 200, key: 'dev' });
   });
 
-  it('generateContentStream: SSE events the SDK assembles, finishReason and usage on the last', async () => {
+  it('generateContentStream: SSE events the SDK assembles, finishReason and usage on the last (under /v1beta, as Gemini CLI calls it)', async () => {
     const events = [];
-    for await (const e of await sdk().models.generateContentStream({ model: 'gpt', contents: 'Say hello' })) events.push(e);
+    for await (const e of await sdk(DEV_KEY, 'v1beta').models.generateContentStream({ model: 'gpt', contents: 'Say hello' })) events.push(e);
     expect(events.map((e) => e.text ?? '').join('')).toBe('Hello from the chat upstream.');
     const last = events.at(-1)!;
     expect(last.candidates?.[0].finishReason).toBe('STOP');
@@ -142,6 +148,8 @@ describe('translated to an OpenAI-compatible upstream', () => {
     const contents: Content[] = [{ role: 'user', parts: [{ text: 'Write hello.txt' }] }];
     const first = await sdk().models.generateContent({ model: 'gpt', contents, config: { tools, toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.ANY } } } });
     const call = first.functionCalls?.[0];
+    // The hosted tool has no chat form: dropped, and said so.
+    expect(first.sdkHttpResponse?.headers?.['x-switchyard-dropped']).toBe('tools[1].googleSearch');
     expect(call).toEqual({ id: 'call_up_1', name: 'write_file', args: { path: 'hello.txt', content: 'hi' } });
     expect(first.candidates?.[0].finishReason).toBe('STOP');
     const up = chat.requests.at(-1)!.body;
@@ -197,6 +205,9 @@ describe('passed through to a gemini upstream', () => {
     expect(r.usageMetadata?.thoughtsTokenCount).toBe(59);
     const line = await logLineFor(t, r.sdkHttpResponse!.headers!['x-request-id']);
     expect(line).toMatchObject({ ingress: 'gemini', provider: 'goog', status: 200 });
+    // Passed through: nothing was dropped.
+    expect(r.sdkHttpResponse?.headers?.['x-switchyard-dropped']).toBeUndefined();
+    expect(line.dropped).toBeUndefined();
     expect(line).toMatchObject({ promptTokens: 65, completionTokens: 81, totalTokens: 146 });
   });
 
@@ -206,6 +217,38 @@ describe('passed through to a gemini upstream', () => {
     for await (const e of await sdk().models.generateContentStream({ model: 'flash', contents: 'Why is the sky blue?' })) text += e.text ?? '';
     expect(gemini.requests.at(-1)!.url).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
     expect(text).toContain('Rayleigh scattering');
+  });
+});
+
+describe('drops and failover', () => {
+  const body = { contents: [{ parts: [{ text: 'hi' }] }], safetySettings: [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_NONE' }], cachedContent: 'cachedContents/x' };
+  const post = (model: string, headers: Record<string, string> = {}) =>
+    fetch(`${t.url}/v1beta/models/${model}:generateContent`, { method: 'POST', headers: { 'x-goog-api-key': DEV_KEY, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+  it('what a translated attempt leaves out is in x-switchyard-dropped and the log line; strict refuses it as INVALID_ARGUMENT', async () => {
+    const res = await post('gpt');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-switchyard-dropped')).toBe('safetySettings, cachedContent');
+    const line = await logLineFor(t, res.headers.get('x-request-id')!);
+    expect(line.dropped).toEqual(['safetySettings', 'cachedContent']);
+    const strict = await post('gpt', { 'x-switchyard-strict': 'true' });
+    expect(strict.status).toBe(400);
+    expect(await strict.json()).toMatchObject({ error: { status: 'INVALID_ARGUMENT', message: expect.stringContaining("'safetySettings'") } });
+    // A gemini target keeps them: strict passes.
+    const native = await post('flash', { 'x-switchyard-strict': 'true' });
+    expect(native.status).toBe(200);
+    expect(gemini.requests.at(-1)!.body).toMatchObject({ safetySettings: body.safetySettings, cachedContent: 'cachedContents/x' });
+  });
+
+  it('a failing gemini target falls back to a chat target: the answer is translated, and says what it dropped', async () => {
+    gemini.setHandler(() => ({ status: 503, body: { error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } } }));
+    const res = await post('both');
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { candidates: Array<{ content: { parts: unknown[] } }> };
+    expect(answer.candidates[0].content.parts).toEqual([{ text: 'Hello from the chat upstream.' }]);
+    expect(res.headers.get('x-switchyard-provider')).toBe('oai');
+    expect(res.headers.get('x-switchyard-dropped')).toBe('safetySettings, cachedContent');
+    expect(gemini.requests.length).toBeGreaterThan(0);
   });
 });
 

@@ -1,15 +1,12 @@
 /**
  * What a translation to the chat model leaves out of a Gemini request (safetySettings, hosted
  * tools, cachedContent, ...). None of it is lost on the native pass-through to a gemini target,
- * which sends the client's body as it came; a translated attempt goes without it and says so.
+ * which sends the client's body as it came; a translated attempt goes without it and says so
+ * (src/contract/dropped.ts).
  */
-export interface Drop {
-  /** The request field, in the gateway's path style (`tools[1].googleSearch`). */
-  field: string;
-  /** What it was, when the field name does not say. */
-  what?: string;
-  reason: string;
-}
+import type { Drop } from '../../contract/dropped.ts';
+
+export type { Drop };
 
 export class Drops {
   readonly list: Drop[] = [];

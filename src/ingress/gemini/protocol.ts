@@ -16,7 +16,7 @@ import type { ExchangeAttempt, ProtocolSession, SseEvents } from '../../pipeline
 import type { EmbeddingRequest } from '../../openai-types.ts';
 import { estimateInputTokens } from '../messages/count-tokens.ts';
 import { defineProtocol, type ProtocolRequest } from '../protocol.ts';
-import { Drops } from './drops.ts';
+import { type Drop, Drops } from './drops.ts';
 import { embeddingRequestOf, embeddingsToGemini } from './embed.ts';
 import { geminiError, googleErrorOf } from './errors.ts';
 import { isObject, objectAt, type Json } from './fields.ts';
@@ -58,7 +58,9 @@ function readGenerate(body: unknown, request: ProtocolRequest, stream: boolean):
 function generateSession(call: GenerateCall, id: string): ProtocolSession {
   return {
     body: call.chat,
-    native: { protocol: GEMINI_GENERATE, body: call.body, headers: {} },
+    // What the chat translation leaves out goes up untouched to a gemini target, and is dropped
+    // and reported (x-switchyard-dropped, the log line, the counter) on any other.
+    native: { protocol: GEMINI_GENERATE, body: call.body, headers: {}, untranslatable: call.drops },
     answer(response, attempt) {
       if (attempt.passthrough && attempt.native?.kind === 'json') return attempt.native.body;
       return response.kind === 'completion' ? completionToGemini(response.body, call.includeThoughts) : response.body;
@@ -101,6 +103,8 @@ export const geminiCountTokensProtocol = defineProtocol<GenerateCall>({
   begin(call) {
     return {
       body: call.chat,
+      // Every target counts the translation: what it leaves out is left out of the count.
+      drops: call.drops,
       estimate: estimateInputTokens(call.chat),
       answer(response, attempt, headers) {
         headers['x-switchyard-token-count'] = attempt.passthrough ? 'exact' : 'estimate';
@@ -115,6 +119,7 @@ export const geminiCountTokensProtocol = defineProtocol<GenerateCall>({
 interface EmbedCall {
   request: EmbeddingRequest;
   batch: boolean;
+  drops: Drop[];
 }
 
 function embedProtocol(method: 'embedContent' | 'batchEmbedContents') {
@@ -125,10 +130,12 @@ function embedProtocol(method: 'embedContent' | 'batchEmbedContents') {
     paths: methodPaths(method),
     parse(body, request) {
       liftQueryKey(request.query, request.headers);
-      return { request: embeddingRequestOf(body, modelOf(request), batch, new Drops()), batch };
+      const drops = new Drops();
+      return { request: embeddingRequestOf(body, modelOf(request), batch, drops), batch, drops: drops.list };
     },
     begin: (call) => ({
       body: call.request,
+      drops: call.drops,
       answer: (response) => (response.kind === 'embeddings' ? embeddingsToGemini(response.body, call.batch) : response.body),
     }),
     error: geminiError,

@@ -312,6 +312,7 @@ describe("keys and errors in Google's envelope", () => {
   it('an unknown method is a 404, logged as an unknown route', async () => {
     const res = await fetch(`${t.url}/v1beta/models/gpt:predictLongRunning`, { method: 'POST', headers: { 'x-goog-api-key': DEV_KEY, 'content-type': 'application/json' }, body: '{}' });
     expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: { code: 404, status: 'NOT_FOUND' } });
     expect(t.logs.some((l) => l.msg === 'unknown route' && l.path === '/v1beta/models/gpt:predictLongRunning' && l.key === 'dev')).toBe(true);
   });
 });

@@ -36,6 +36,11 @@ export function methodPaths(method: string): string[] {
   return ['/v1beta', '/v1'].map((version) => `${version}/models/:model(^[^/]+)::${method}`);
 }
 
+/** A URL in the Gemini API's shape (`/v1beta/...`, `/v1/models/{model}:{method}`), for the envelope of a 404. */
+export function isGeminiUrl(url: string): boolean {
+  return /^\/v1beta\/|^\/v1\/models\/[^/?]+:/.test(url);
+}
+
 interface GenerateCall extends GenerateTranslation {
   body: Json;
   framing: Framing;

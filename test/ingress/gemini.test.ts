@@ -214,9 +214,15 @@ describe('passed through to a gemini upstream', () => {
   it('a stream passes through event by event, thoughtSignature and all', async () => {
     gemini.setHandler(() => replay(loadFixture(fixturesOf('gemini'), 'stream-basic')));
     let text = '';
-    for await (const e of await sdk().models.generateContentStream({ model: 'flash', contents: 'Why is the sky blue?' })) text += e.text ?? '';
+    let id: string | undefined;
+    for await (const e of await sdk().models.generateContentStream({ model: 'flash', contents: 'Why is the sky blue?' })) {
+      text += e.text ?? '';
+      id ??= e.sdkHttpResponse?.headers?.['x-request-id'];
+    }
     expect(gemini.requests.at(-1)!.url).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
     expect(text).toContain('Rayleigh scattering');
+    // Usage from the last usageMetadata (the prompt count changes mid-stream: 7, then 6).
+    expect(await logLineFor(t, id!)).toMatchObject({ ingress: 'gemini', provider: 'goog', status: 200, promptTokens: 6, completionTokens: 377, totalTokens: 383 });
   });
 });
 

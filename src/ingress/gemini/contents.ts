@@ -4,7 +4,8 @@
  *
  * - systemInstruction's text parts → one `system` message.
  * - A `user` turn (or one without a role) → its `functionResponse` parts as `tool` messages
- *   first (chat wants results right after the call), then the rest as one `user` message:
+ *   first (chat wants results right after the call), then the rest (with media a function
+ *   returned in `functionResponse.parts`) as one `user` message:
  *   text; `inlineData` images as data URLs, audio as `input_audio`, other media as a `file`
  *   part; `fileData` images as URLs. A `fileData` that is not an image has no chat form.
  * - A `model` turn → one `assistant` message: its text (thought summaries left out: they are the
@@ -99,6 +100,14 @@ function userTurn(parts: Json[], i: number, calls: CallBook, drops: Drops): Chat
       const fr = objectAt(p.functionResponse, `${at}.functionResponse`);
       const name = stringAt(fr.name, `${at}.functionResponse.name`);
       responses.push({ at, id: typeof fr.id === 'string' && fr.id ? fr.id : undefined, name, response: fr.response ?? {} });
+      // Media a function returned (Gemini 3's multimodal function responses): a tool message is
+      // text only, so they follow the results in the user message.
+      if (fr.parts != null) {
+        arrayAt(fr.parts, `${at}.functionResponse.parts`).forEach((inner, k) => {
+          const part = userPart(objectAt(inner, `${at}.functionResponse.parts[${k}]`), `${at}.functionResponse.parts[${k}]`, drops);
+          if (part) content.push(part);
+        });
+      }
       return;
     }
     const part = userPart(p, at, drops);

@@ -86,6 +86,19 @@ describe('contents and systemInstruction', () => {
     ]);
   });
 
+  it('media a function returned follow the tool results in the user message', () => {
+    const { chat } = translate({
+      contents: [
+        { role: 'model', parts: [{ functionCall: { id: 'c1', name: 'read_file', args: {} } }] },
+        { role: 'user', parts: [{ functionResponse: { id: 'c1', name: 'read_file', response: { output: 'an image' }, parts: [{ inlineData: { mimeType: 'image/png', data: 'iVBOR' } }] } }] },
+      ],
+    });
+    expect(chat.messages.slice(1)).toEqual([
+      { role: 'tool', tool_call_id: 'c1', content: '{"output":"an image"}' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBOR' } }] },
+    ]);
+  });
+
   it('a functionResponse that answers no call is a 400 naming it', () => {
     expect(() => translate({ contents: [{ role: 'user', parts: [{ functionResponse: { name: 'ghost', response: {} } }] }] })).toThrow(
       expect.objectContaining({ code: 'invalid_request', param: 'contents[0].parts[0].functionResponse' }),

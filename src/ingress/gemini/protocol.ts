@@ -6,9 +6,8 @@
  * are Google's envelope.
  *
  * A `gemini` target gets the client's body as sent (the native pass-through: thought signatures,
- * function-call ids, safetySettings, hosted tools all survive) unless a stage changed the
- * request; any other target gets its chat translation, and the answer comes back in Gemini's
- * shape. Either way the request runs the one pipeline: keys, limits, routing, fallbacks, cost,
+ * function-call ids, safetySettings, hosted tools all survive); any other target gets its
+ * chat translation, and the answer comes back in Gemini's shape. Either way the request runs the one pipeline: keys, limits, routing, fallbacks, cost,
  * the log line (ingress `gemini`) and metrics.
  */
 import { GatewayError } from '../../errors.ts';

@@ -149,9 +149,9 @@ WAYS_IN.push({
       headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
       body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { maxOutputTokens: MAX_TOKENS } }),
     });
-    const body = await res.json();
+    const body = (await res.json()) as { modelVersion?: string; error?: { status?: string } };
     if (!res.ok) throw new GeminiHttpError(res.status, body, res.headers);
-    return { model: body.modelVersion, headers: res.headers };
+    return { model: String(body.modelVersion), headers: res.headers };
   },
   failure(error) {
     const e = error as GeminiHttpError;

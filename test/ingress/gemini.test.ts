@@ -237,6 +237,8 @@ describe('drops and failover', () => {
     expect(res.headers.get('x-switchyard-dropped')).toBe('safetySettings, cachedContent');
     const line = await logLineFor(t, res.headers.get('x-request-id')!);
     expect(line.dropped).toEqual(['safetySettings', 'cachedContent']);
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/switchyard_dropped_fields_total\{ingress="gemini",field="safetySettings"\} [1-9]/);
     const strict = await post('gpt', { 'x-switchyard-strict': 'true' });
     expect(strict.status).toBe(400);
     expect(await strict.json()).toMatchObject({ error: { status: 'INVALID_ARGUMENT', message: expect.stringContaining("'safetySettings'") } });

@@ -74,9 +74,11 @@ export class GatewayError extends Error {
   readonly param: string | null;
   /** Extra response headers, e.g. Retry-After. */
   readonly headers?: Record<string, string>;
+  /** Machine-readable details a protocol's envelope carries (Anthropic's `error.details`, e.g. `error_code`); never client input. */
+  readonly details?: Readonly<Record<string, unknown>>;
 
   /** `type` overrides the catalogue's where OpenAI itself varies it (rate limits: `requests` or `tokens`). */
-  constructor(code: ErrorCode, message: string, opts: { param?: string | null; headers?: Record<string, string>; cause?: unknown; type?: string } = {}) {
+  constructor(code: ErrorCode, message: string, opts: { param?: string | null; headers?: Record<string, string>; cause?: unknown; type?: string; details?: Readonly<Record<string, unknown>> } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     const entry: CatalogueEntry = ERROR_CATALOGUE[code];
     this.name = 'GatewayError';
@@ -85,6 +87,7 @@ export class GatewayError extends Error {
     this.type = opts.type ?? entry.type;
     this.param = opts.param ?? null;
     this.headers = opts.headers;
+    if (opts.details) this.details = opts.details;
   }
 
   /**
@@ -96,7 +99,7 @@ export class GatewayError extends Error {
     const message = redact(this.message);
     const param = this.param === null ? null : redact(this.param);
     if (message === this.message && param === this.param) return this;
-    return new GatewayError(this.code, message, { param, headers: this.headers, type: this.type, cause: this.cause });
+    return new GatewayError(this.code, message, { param, headers: this.headers, type: this.type, cause: this.cause, details: this.details });
   }
 
   toJSON(): ErrorBody {

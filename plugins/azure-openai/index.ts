@@ -114,7 +114,7 @@ export default defineHttpProvider<AzureOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, extraParams: 'all' },
   endpoint: (options) => ({ baseUrl: options.endpoint.replace(/\/+$/, ''), headers: { ...options.headers, 'api-key': options.apiKey } }),
   buildRequest: (call, options) => ({ path: azurePath(options, call.model), body: buildChatBody(call) }),
   toCompletion,

@@ -81,7 +81,7 @@ export default defineHttpProvider<BedrockOptions, SigningOptions>({
     },
   },
   secretOptions: ['accessKeyId', 'secretAccessKey', 'sessionToken'],
-  capabilities: CONVERSE_CAPABILITIES,
+  capabilities: { ...CONVERSE_CAPABILITIES, extraParams: ['thinking'] },
   prepare: (options) => prepareSigning(options),
   endpoint: (options) => ({ baseUrl: options.endpoint ?? `https://bedrock-runtime.${options.region}.amazonaws.com`, headers: { ...options.headers } }),
   buildRequest: (call, options) => buildConverseRequest(call, { maxTokens: options.maxTokens, guardrail: options.guardrail }),

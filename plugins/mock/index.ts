@@ -40,7 +40,7 @@ export default defineProvider<MockOptions>({
       embeddingDimensions: { type: 'integer', minimum: 1, maximum: MAX_EMBEDDING_DIMENSIONS, default: DEFAULT_EMBEDDING_DIMENSIONS },
     },
   },
-  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, embeddings: true },
+  capabilities: { streaming: true, tools: true, images: true, responseFormat: true, embeddings: true, extraParams: 'all' },
   create(options) {
     const reply = options.reply ?? DEFAULT_REPLY;
     const latencyMs = options.latencyMs ?? 0;

@@ -35,6 +35,13 @@ export interface ProviderCapabilities {
    * gateway.yaml sets it per model.
    */
   reasoning?: boolean;
+  /**
+   * Request parameters outside OpenAI's Chat Completions set that the provider reads: `'all'`
+   * for an OpenAI-compatible server, which gets them as the client sent them (a parameter newer
+   * than the gateway included), or the ones its translation reads (`['top_k', 'thinking']`). Any
+   * other is reported as dropped (`x-switchyard-dropped`; refused when strict). Default: none.
+   */
+  extraParams?: 'all' | readonly string[];
   /** Serves POST /v1/embeddings through `ProviderInstance.embed` (default false). */
   embeddings?: boolean;
   /**

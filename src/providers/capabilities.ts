@@ -8,6 +8,7 @@
 import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../openai-types.ts';
 import type { ProviderCall, ProviderCapabilities } from '../plugin-api.ts';
 import { reportDrop } from './drops.ts';
+import { reportUnknownParams } from './unknown-params.ts';
 import { checkSamplingExtras, unsupportedParam } from './params.ts';
 
 /**
@@ -21,6 +22,7 @@ export function applyCapabilities(call: ProviderCall, caps: ProviderCapabilities
     unsupportedParam(call, param, why);
     dropped.push(param);
   };
+  reportUnknownParams(call, caps);
   for (const p of caps.unsupportedParams ?? []) if (r[p] !== undefined && r[p] !== null && p !== REASONING) refuse(p);
   if (r.reasoning_effort != null && (caps.reasoning === false || caps.unsupportedParams?.includes(REASONING))) {
     // How long to think, not what to answer (Claude Code's thinking arrives as one): dropped and reported, never refused unless strict.

@@ -227,24 +227,34 @@ describe('passed through to a gemini upstream', () => {
 });
 
 describe('drops and failover', () => {
-  const body = { contents: [{ parts: [{ text: 'hi' }] }], safetySettings: [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_NONE' }], cachedContent: 'cachedContents/x' };
-  const post = (model: string, headers: Record<string, string> = {}) =>
-    fetch(`${t.url}/v1beta/models/${model}:generateContent`, { method: 'POST', headers: { 'x-goog-api-key': DEV_KEY, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const body = { contents: [{ parts: [{ text: 'hi' }] }], safetySettings: [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_NONE' }] };
+  const post = (model: string, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}) =>
+    fetch(`${t.url}/v1beta/models/${model}:generateContent`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': DEV_KEY, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ ...body, ...extra }),
+    });
 
-  it('what a translated attempt leaves out is in x-switchyard-dropped and the log line; strict refuses it as INVALID_ARGUMENT', async () => {
+  it('what a translated attempt leaves out is in x-switchyard-dropped, the log line and the counter; strict refuses it as INVALID_ARGUMENT', async () => {
     const res = await post('gpt');
     expect(res.status).toBe(200);
-    expect(res.headers.get('x-switchyard-dropped')).toBe('safetySettings, cachedContent');
+    expect(res.headers.get('x-switchyard-dropped')).toBe('safetySettings');
     const line = await logLineFor(t, res.headers.get('x-request-id')!);
-    expect(line.dropped).toEqual(['safetySettings', 'cachedContent']);
+    expect(line.dropped).toEqual(['safetySettings']);
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
     expect(metrics).toMatch(/switchyard_dropped_fields_total\{ingress="gemini",field="safetySettings"\} [1-9]/);
     const strict = await post('gpt', { 'x-switchyard-strict': 'true' });
     expect(strict.status).toBe(400);
     expect(await strict.json()).toMatchObject({ error: { status: 'INVALID_ARGUMENT', message: expect.stringContaining("'safetySettings'") } });
-    // A gemini target keeps them: strict passes.
-    const native = await post('flash', { 'x-switchyard-strict': 'true' });
+  });
+
+  it('a context cache would change the question: a translated target refuses it, a gemini target keeps it (strict or not)', async () => {
+    const cached = await post('gpt', {}, { cachedContent: 'cachedContents/x' });
+    expect(cached.status).toBe(400);
+    expect(await cached.json()).toMatchObject({ error: { status: 'INVALID_ARGUMENT', message: expect.stringContaining("'cachedContent'") } });
+    const native = await post('flash', { 'x-switchyard-strict': 'true' }, { cachedContent: 'cachedContents/x' });
     expect(native.status).toBe(200);
+    expect(native.headers.get('x-switchyard-dropped')).toBeNull();
     expect(gemini.requests.at(-1)!.body).toMatchObject({ safetySettings: body.safetySettings, cachedContent: 'cachedContents/x' });
   });
 
@@ -255,7 +265,7 @@ describe('drops and failover', () => {
     const answer = (await res.json()) as { candidates: Array<{ content: { parts: unknown[] } }> };
     expect(answer.candidates[0].content.parts).toEqual([{ text: 'Hello from the chat upstream.' }]);
     expect(res.headers.get('x-switchyard-provider')).toBe('oai');
-    expect(res.headers.get('x-switchyard-dropped')).toBe('safetySettings, cachedContent');
+    expect(res.headers.get('x-switchyard-dropped')).toBe('safetySettings');
     expect(gemini.requests.length).toBeGreaterThan(0);
   });
 });

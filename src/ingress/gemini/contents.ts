@@ -142,7 +142,7 @@ function userPart(p: Json, at: string, drops: Drops): ContentPart | undefined {
     const uri = stringAt(file.fileUri, `${at}.fileData.fileUri`);
     const mimeType = typeof file.mimeType === 'string' ? file.mimeType.toLowerCase() : '';
     if (mimeType.startsWith('image/') && /^https?:\/\//.test(uri)) return { type: 'image_url', image_url: { url: uri } };
-    drops.add(`${at}.fileData`, 'only images at http(s) URLs have a chat form', mimeType || 'a file');
+    drops.refuse(`${at}.fileData`, 'only images at http(s) URLs have a chat form', mimeType || 'a file');
     return undefined;
   }
   drops.add(at, 'the chat model has no place for it', partKind(p));

@@ -15,7 +15,7 @@ import type { ExchangeAttempt, ProtocolSession, SseEvents } from '../../pipeline
 import type { EmbeddingRequest } from '../../openai-types.ts';
 import { estimateInputTokens } from '../messages/count-tokens.ts';
 import { defineProtocol, type ProtocolRequest } from '../protocol.ts';
-import { type Drop, Drops } from './drops.ts';
+import { type Drop, Drops, refusalOf } from './drops.ts';
 import { embeddingRequestOf, embeddingsToGemini } from './embed.ts';
 import { geminiError, googleErrorOf } from './errors.ts';
 import { isObject, objectAt, type Json } from './fields.ts';
@@ -62,9 +62,9 @@ function readGenerate(body: unknown, request: ProtocolRequest, stream: boolean):
 function generateSession(call: GenerateCall, id: string): ProtocolSession {
   return {
     body: call.chat,
-    // What the chat translation leaves out goes up untouched to a gemini target, and is dropped
-    // and reported (x-switchyard-dropped, the log line, the counter) on any other.
-    native: { protocol: GEMINI_GENERATE, body: call.body, headers: {}, untranslatable: call.drops },
+    // What the chat translation leaves out goes up untouched to a gemini target; on any other it
+    // is dropped and reported (x-switchyard-dropped, the log line, the counter), or refused.
+    native: { protocol: GEMINI_GENERATE, body: call.body, headers: {}, untranslatable: call.drops, unservable: call.unservable.map(refusalOf) },
     answer(response, attempt) {
       if (attempt.passthrough && attempt.native?.kind === 'json') return attempt.native.body;
       return response.kind === 'completion' ? completionToGemini(response.body, call.includeThoughts) : response.body;
@@ -107,8 +107,8 @@ export const geminiCountTokensProtocol = defineProtocol<GenerateCall>({
   begin(call) {
     return {
       body: call.chat,
-      // Every target counts the translation: what it leaves out is left out of the count.
-      drops: call.drops,
+      // Every target counts the translation: what it leaves out is left out of the (estimated) count.
+      drops: [...call.drops, ...call.unservable],
       estimate: estimateInputTokens(call.chat),
       answer(response, attempt, headers) {
         headers['x-switchyard-token-count'] = attempt.passthrough ? 'exact' : 'estimate';

@@ -22,8 +22,8 @@ describe('contents and systemInstruction', () => {
     });
   });
 
-  it('media: inline images as data URLs, wav as input_audio, a PDF as a file, image links as URLs; other links dropped and reported', () => {
-    const { chat, drops } = translate({
+  it('media: inline images as data URLs, wav as input_audio, a PDF as a file, image links as URLs; other links cannot be served translated', () => {
+    const { chat, drops, unservable } = translate({
       contents: [
         {
           role: 'user',
@@ -45,7 +45,8 @@ describe('contents and systemInstruction', () => {
       { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBER', filename: 'contents-0-parts-3-.pdf' } },
       { type: 'image_url', image_url: { url: 'https://example.com/a.jpg' } },
     ]);
-    expect(drops).toEqual([{ field: 'contents[0].parts[5].fileData', what: 'video/mp4', reason: 'only images at http(s) URLs have a chat form' }]);
+    expect(drops).toEqual([]);
+    expect(unservable).toEqual([{ field: 'contents[0].parts[5].fileData', what: 'video/mp4', reason: 'only images at http(s) URLs have a chat form' }]);
   });
 
   it('function calls keep their ids and thought signatures; responses answer them by id, or by name when they have none', () => {
@@ -182,8 +183,8 @@ describe('generationConfig', () => {
 });
 
 describe('tools and what is dropped', () => {
-  it('function declarations become function tools; hosted tools, safetySettings, cachedContent and unknown fields are dropped and reported', () => {
-    const { chat, drops } = translate({
+  it('function declarations become function tools; hosted tools, safetySettings and unknown fields are dropped, a cache and an image answer cannot be served', () => {
+    const { chat, drops, unservable } = translate({
       tools: [
         {
           functionDeclarations: [
@@ -206,15 +207,8 @@ describe('tools and what is dropped', () => {
       { type: 'function', function: { name: 'b', description: 'B', parameters: { type: 'object' } } },
     ]);
     expect(chat.tool_choice).toBe('required');
-    expect(drops.map((d) => d.field)).toEqual([
-      'tools[1].googleSearch',
-      'tools[2].codeExecution',
-      'generationConfig.responseModalities',
-      'generationConfig.speechConfig',
-      'safetySettings',
-      'cachedContent',
-      'futureField',
-    ]);
+    expect(drops.map((d) => d.field)).toEqual(['tools[1].googleSearch', 'tools[2].codeExecution', 'generationConfig.speechConfig', 'safetySettings', 'futureField']);
+    expect(unservable.map((d) => d.field)).toEqual(['generationConfig.responseModalities', 'cachedContent']);
   });
 
   it('tool choice: one allowed name is that function, NONE none, AUTO auto; an unknown mode is a 400', () => {

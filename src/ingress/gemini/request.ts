@@ -17,10 +17,12 @@
  *   toolConfig.functionCallingConfig              tool_choice: AUTO/VALIDATED auto, NONE none, ANY required
  *                                                 (one allowed name: that function; several: only those tools)
  *
- * Dropped, and listed in `drops` (the native pass-through to a gemini target keeps them all):
- * hosted tools (googleSearch, codeExecution, urlContext, ...), safetySettings, cachedContent,
- * generationConfig fields chat has no word for (responseModalities other than text,
- * speechConfig, mediaResolution, ...) and any top-level field this file does not know.
+ * The native pass-through to a gemini target keeps everything. On a translated attempt, listed in
+ * `drops` (dropped and reported): hosted tools (googleSearch, codeExecution, urlContext, ...),
+ * safetySettings, generationConfig fields chat has no word for (speechConfig, mediaResolution,
+ * ...) and any top-level field this file does not know; in `unservable` (refused, since the
+ * question would change): cachedContent, responseModalities other than text, and a fileData
+ * part that is not an image link.
  */
 import { GatewayError } from '../../errors.ts';
 import type { ChatCompletionRequest, FunctionTool } from '../../openai-types.ts';
@@ -35,6 +37,8 @@ export interface GenerateTranslation {
   chat: ChatCompletionRequest;
   /** What the chat request leaves out (sent on the native pass-through, dropped elsewhere). */
   drops: Drop[];
+  /** What it cannot leave out without changing the question (sent on the pass-through, refused elsewhere). */
+  unservable: Drop[];
   /** `thinkingConfig.includeThoughts`: reasoning goes back as `thought: true` parts. */
   includeThoughts: boolean;
 }
@@ -81,9 +85,9 @@ export function translateGenerateContent(body: unknown, model: string, stream: b
   addTools(chat, body, drops);
   const includeThoughts = body.generationConfig != null && addGeneration(chat, objectAt(body.generationConfig, 'generationConfig'), drops);
   if (body.safetySettings != null) drops.add('safetySettings', 'chat targets apply their own safety policy');
-  if (body.cachedContent != null) drops.add('cachedContent', 'a Gemini cache; chat targets cannot read it');
+  if (body.cachedContent != null) drops.refuse('cachedContent', 'a Gemini context cache; chat targets cannot read it');
   for (const name of Object.keys(body)) if (!KNOWN.has(name) && body[name] != null) drops.add(name, 'no chat equivalent');
-  return { chat, drops: drops.list, includeThoughts };
+  return { chat, drops: drops.list, unservable: drops.unservable, includeThoughts };
 }
 
 function addGeneration(chat: ChatCompletionRequest, g: Json, drops: Drops): boolean {
@@ -109,7 +113,7 @@ function addGeneration(chat: ChatCompletionRequest, g: Json, drops: Drops): bool
   }
   addFormat(chat, g);
   if (Array.isArray(g.responseModalities) && g.responseModalities.some((m) => String(m).toUpperCase() !== 'TEXT')) {
-    drops.add(at('responseModalities'), 'chat targets answer text only', JSON.stringify(g.responseModalities));
+    drops.refuse(at('responseModalities'), 'chat targets answer text only', JSON.stringify(g.responseModalities));
   }
   for (const name of Object.keys(g)) if (!GENERATION_KNOWN.has(name) && g[name] != null) drops.add(at(name), 'no chat equivalent');
   return g.thinkingConfig != null && addThinking(chat, objectAt(g.thinkingConfig, at('thinkingConfig')));

@@ -34,8 +34,8 @@ describe('countTokens', () => {
 
   it('checks the body as /v1/messages does (max_tokens aside), native-only parts included', () => {
     expect(() => countTokens({ messages: [] })).toThrow(GatewayError);
-    expect(() => countTokens({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'web_search_20250305', name: 'web_search' }] })).toThrow(
-      expect.objectContaining({ code: 'unsupported_parameter', param: 'tools[0]' }),
+    expect(() => countTokens({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'file_1' } }] }] })).toThrow(
+      expect.objectContaining({ code: 'unsupported_parameter', param: 'messages[0].content[0].source' }),
     );
     expect(() => countTokens('nope')).toThrow(expect.objectContaining({ code: 'invalid_request' }));
   });

@@ -114,3 +114,12 @@ describe('the official SDK raises its own classes from our answers', () => {
     expect(fetches).toBe(1);
   });
 });
+
+describe('anthropicErrorOf: details', () => {
+  it("carries the error's details (the thread fallback's error_code) and leaves them out when there are none", () => {
+    const details = { error_code: 'thread_unsupported_request', unsupported: ['thread'] };
+    const withDetails = anthropicErrorOf(new GatewayError('unsupported_parameter', 'no threads here', { param: 'thread', details }), { requestId: 'req_1' });
+    expect(withDetails).toEqual({ status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'no threads here', details }, request_id: 'req_1' } });
+    expect(anthropicErrorOf(new GatewayError('invalid_request', 'x')).body.error).not.toHaveProperty('details');
+  });
+});

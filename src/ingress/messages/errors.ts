@@ -56,6 +56,8 @@ export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type
 export function anthropicErrorOf(error: GatewayError, options: { requestId?: string } = {}): { status: number; body: AnthropicErrorBody } {
   const pair = ANTHROPIC_ERRORS[error.code] ?? statusPair(error.status ?? ERROR_CATALOGUE.internal_error.status);
   const body: AnthropicErrorBody = { type: 'error', error: { type: pair.type, message: error.message } };
+  // e.g. `error_code: thread_unsupported_request`, which the Anthropic SDK reads to fall back by itself.
+  if (error.details) body.error.details = error.details;
   if (options.requestId) body.request_id = options.requestId;
   return { status: pair.status, body };
 }

@@ -4,6 +4,7 @@
  * style) instead of letting a wrong type crash the translation.
  */
 import { GatewayError } from '../../errors.ts';
+import type { Drop } from '../../plugin-api.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -38,23 +39,35 @@ export function numberAt(v: unknown, param: string, range: { min?: number; max?:
 }
 
 /**
- * Collects what only Anthropic itself can serve (server tools, Files API sources, fields the chat
- * model has no place for). The translation leaves them out and goes on, so the caller can still
- * choose the native pass-through for an `anthropic` target; for any other target each finding is
- * the 400 to answer.
+ * Collects what only Anthropic itself serves. The translation leaves it out and goes on, so the
+ * caller can still choose the native pass-through for an `anthropic` target. For any other
+ * target, a part whose absence would change what the model is asked (`add`, `refuse`) is the 400
+ * to answer; a part the model can do without (`drop`) is dropped and reported (`x-switchyard-
+ * dropped`), or refused when the request is strict. Nothing is allocated until there is one.
  */
 export class NativeOnly {
-  readonly findings: GatewayError[] = [];
+  /** The 400s for a translated target (NativeRequest.unservable). */
+  unservable: GatewayError[] | undefined;
+  /** Dropped and reported on a translated target (NativeRequest.untranslatable). */
+  untranslatable: Drop[] | undefined;
 
+  /** A part the translation cannot leave out: refused on a translated target. */
   add(param: string, what: string): void {
-    this.findings.push(
+    this.refuse(
       new GatewayError(
         'unsupported_parameter',
         `The parameter '${param}' (${what}) is only supported when an Anthropic model serves /v1/messages; this model is served through the chat translation.`,
-        {
-          param,
-        },
+        { param },
       ),
     );
+  }
+
+  refuse(error: GatewayError): void {
+    (this.unservable ??= []).push(error);
+  }
+
+  /** A part the model can do without: left out and reported on a translated target. */
+  drop(field: string, what: string | undefined, reason: string): void {
+    (this.untranslatable ??= []).push(what === undefined ? { field, reason } : { field, what, reason });
   }
 }

@@ -44,11 +44,11 @@ export const messagesProtocol = defineProtocol<MessagesCall>({
   operation: 'chat',
   paths: ['/v1/messages', '/messages'],
   parse: (body) => readBody(body),
-  begin({ body, chat, nativeOnly }, { id, headers }) {
+  begin({ body, chat, unservable, untranslatable }, { id, headers }) {
     return {
       body: chat,
-      // What only Anthropic serves (server tools, Files API sources...) is refused by any other target.
-      native: { protocol: MESSAGES, body, headers: anthropicHeaders(headers), unservable: nativeOnly },
+      // What only Anthropic serves: dropped and reported, or refused (request.ts's table), by any other target.
+      native: { protocol: MESSAGES, body, headers: anthropicHeaders(headers), unservable, untranslatable },
       headers: { 'request-id': id },
       answer(response, attempt) {
         if (attempt.passthrough && attempt.native?.kind === 'json') return attempt.native.body;
@@ -71,10 +71,10 @@ export const countTokensProtocol = defineProtocol<MessagesCall>({
   operation: 'count_tokens',
   paths: ['/v1/messages/count_tokens', '/messages/count_tokens'],
   parse: (body) => readBody(body, { max_tokens: 1 }),
-  begin({ body, chat, nativeOnly }, { id, headers }) {
+  begin({ body, chat, unservable, untranslatable }, { id, headers }) {
     return {
       body: chat,
-      native: { protocol: COUNT_TOKENS, body, headers: anthropicHeaders(headers), unservable: nativeOnly },
+      native: { protocol: COUNT_TOKENS, body, headers: anthropicHeaders(headers), unservable, untranslatable },
       estimate: estimateInputTokens(chat),
       headers: { 'request-id': id },
       answer(response, attempt, responseHeaders) {

@@ -34,8 +34,9 @@ describe('messagesToChat: recorded Messages requests', () => {
     'messages-usage-cache-read',
     'stream-thinking',
   ])('%s translates completely into a chat request the validate stage accepts', (name) => {
-    const { chat, nativeOnly } = translateMessagesRequest(loadFixture(ANTHROPIC, name).request);
-    expect(nativeOnly).toEqual([]);
+    const { chat, unservable, untranslatable } = translateMessagesRequest(loadFixture(ANTHROPIC, name).request);
+    expect(unservable).toBeUndefined();
+    expect(untranslatable).toBeUndefined();
     expect(validChat(chat), JSON.stringify(validChat.errors)).toBe(true);
   });
 
@@ -258,18 +259,28 @@ describe('messagesToChat: tools and tool_choice', () => {
     ['bash_20250124', { type: 'bash_20250124', name: 'bash' }],
     ['text_editor_20250728', { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' }],
     ['computer_20250124', { type: 'computer_20250124', name: 'computer', display_width_px: 1024, display_height_px: 768 }],
-  ])('a %s server tool is a 400 unsupported_parameter naming tools[1]', (type, server) => {
-    const error = errorOf({ ...base, messages: [{ role: 'user', content: 'hi' }], tools: [tool, server] });
-    expect(error.code).toBe('unsupported_parameter');
-    expect(error.status).toBe(400);
-    expect(error.param).toBe('tools[1]');
-    expect(error.message).toContain(type);
+  ])('a %s server tool is dropped as tools[1], naming its type, and the custom tool kept', (type, server) => {
+    const { chat, unservable, untranslatable } = translateMessagesRequest({ ...base, messages: [{ role: 'user', content: 'hi' }], tools: [tool, server] });
+    expect(unservable).toBeUndefined();
+    expect(untranslatable).toEqual([{ field: 'tools[1]', what: type, reason: 'a server tool, run only by Anthropic' }]);
+    expect(chat.tools?.map((t) => t.function.name)).toEqual(['get_weather']);
   });
 
-  it('translateMessagesRequest lists the server tool instead of throwing and keeps the rest', () => {
-    const { chat, nativeOnly } = translateMessagesRequest({ ...base, messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'web_search_20250305', name: 'web_search' }, tool] });
-    expect(nativeOnly.map((e) => e.param)).toEqual(['tools[0]']);
-    expect(chat.tools?.map((t) => t.function.name)).toEqual(['get_weather']);
+  it('a tool_choice only a dropped server tool could meet goes with it; one for a kept tool stays', () => {
+    const web = { type: 'web_search_20250305', name: 'web_search' };
+    const translate = (tools: unknown[], choice: unknown) => translateMessagesRequest({ ...base, messages: [{ role: 'user', content: 'hi' }], tools, tool_choice: choice });
+    const named = translate([tool, web], { type: 'tool', name: 'web_search' });
+    expect(named.chat.tool_choice).toBeUndefined();
+    expect(named.untranslatable?.map((d) => [d.field, d.what])).toEqual([
+      ['tools[1]', 'web_search_20250305'],
+      ['tool_choice', 'web_search'],
+    ]);
+    const any = translate([web], { type: 'any' });
+    expect(any.chat.tool_choice).toBeUndefined();
+    expect(any.untranslatable?.map((d) => d.field)).toEqual(['tools[0]', 'tool_choice']);
+    const kept = translate([tool, web], { type: 'any' });
+    expect(kept.chat.tool_choice).toBe('required');
+    expect(kept.untranslatable?.map((d) => d.field)).toEqual(['tools[1]']);
   });
 
   it.each([
@@ -325,20 +336,34 @@ describe('messagesToChat: parameters', () => {
     expect(chat.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema, strict: true } });
   });
 
-  it('a top-level cache_control is dropped; other Anthropic-only fields are native-only', () => {
+  it("a top-level cache_control is dropped; Anthropic's own fields and unknown ones are dropped and reported, left out of the chat request", () => {
     expect(chatOf({ cache_control: { type: 'ephemeral' } }).cache_control).toBeUndefined();
-    const { chat, nativeOnly } = translateMessagesRequest({ ...base, messages: [{ role: 'user', content: 'hi' }], container: 'c-1', mcp_servers: [] });
-    expect(nativeOnly.map((e) => [e.code, e.param])).toEqual([
-      ['unsupported_parameter', 'container'],
-      ['unsupported_parameter', 'mcp_servers'],
-    ]);
-    expect(chat.container).toBeUndefined();
+    const { chat, unservable, untranslatable } = translateMessagesRequest({
+      ...base,
+      messages: [{ role: 'user', content: 'hi' }],
+      context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+      container: 'c-1',
+      mcp_servers: [],
+      inference_geo: 'us',
+      a_field_from_next_year: true,
+      thinking: { type: 'interleaved' },
+    });
+    expect(unservable).toBeUndefined();
+    expect(untranslatable?.map((d) => d.field)).toEqual(['thinking.type', 'context_management', 'container', 'mcp_servers', 'inference_geo', 'a_field_from_next_year']);
+    expect(untranslatable?.every((d) => d.reason.length > 10)).toBe(true);
+    for (const name of ['context_management', 'container', 'mcp_servers', 'inference_geo', 'a_field_from_next_year', 'thinking']) expect(chat).not.toHaveProperty(name);
   });
 
-  it('max_tokens 0 (warming the cache) is native-only', () => {
-    const { chat, nativeOnly } = translateMessagesRequest({ ...base, max_tokens: 0, messages: [{ role: 'user', content: 'hi' }] });
-    expect(nativeOnly.map((e) => e.param)).toEqual(['max_tokens']);
+  it('max_tokens 0 (warming the cache) is refused on a translated target', () => {
+    const { chat, unservable } = translateMessagesRequest({ ...base, max_tokens: 0, messages: [{ role: 'user', content: 'hi' }] });
+    expect(unservable?.map((e) => e.param)).toEqual(['max_tokens']);
     expect(chat.max_completion_tokens).toBeUndefined();
+  });
+
+  it.each([{ type: 'create' }, { type: 'continue', previous_message_id: 'msg_1' }])('thread %j is refused with the error_code the Anthropic SDK falls back on', (thread) => {
+    const { unservable } = translateMessagesRequest({ ...base, messages: [{ role: 'user', content: 'hi' }], thread });
+    expect(unservable).toHaveLength(1);
+    expect(unservable?.[0]).toMatchObject({ code: 'unsupported_parameter', param: 'thread', details: { error_code: 'thread_unsupported_request' } });
   });
 
   it.each([

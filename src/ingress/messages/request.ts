@@ -15,23 +15,37 @@
  *   service_tier auto/standard_only  auto/default (the anthropic plugin maps them back)
  *   cache_control (top level)        dropped: automatic caching is an optimisation
  *
- * Any other top-level field (container, mcp_servers, context_management, inference_geo, ...) is
- * native-only, like the server tools: left out of the chat request and listed in `nativeOnly`.
+ * What only Anthropic's own API serves is kept for an `anthropic` target (the native
+ * pass-through, body as sent). For any other target, one rule decides each part: dropping it must
+ * not change what the model is asked to answer. What it can do without is dropped and reported
+ * (the `x-switchyard-dropped` header, the log line's `dropped`, the dropped-fields counter; a 400
+ * when the request is strict); what it cannot is refused with a 400 naming it:
+ *
+ *   field                                  on a translated target   why
+ *   context_management                     dropped                  server-side context editing: the target gets the context as sent
+ *   tools[i] of a server type              dropped (what: its type) web search, code execution... run only on Anthropic's side
+ *   tool_choice naming a dropped tool      dropped                  its tool is gone (an `any` with no tool left too)
+ *   container, mcp_servers                 dropped                  state and connectors of Anthropic's server tools
+ *   inference_geo                          dropped                  where the target runs is the gateway's routing
+ *   thinking.type other than the known     dropped                  the model thinks as it would without
+ *   any other top-level field (unknown)    dropped                  a client release newer than this table
+ *   thread                                 400 thread_unsupported_request   Anthropic holds the thread; the SDK then resends the full history by itself
+ *   max_tokens: 0                          400                      warms Anthropic's prompt cache; any other model would generate
+ *   content only Anthropic reads           400                      (content.ts) Files API sources, PDF by URL, search results, server tool blocks
  */
 import type { ChatCompletionRequest, FunctionTool, ToolChoice } from '../../openai-types.ts';
 import { GatewayError } from '../../errors.ts';
+import type { Drop } from '../../plugin-api.ts';
 import { chatMessagesOf } from './content.ts';
 import { type Json, NativeOnly, arrayAt, invalid, isObject, numberAt, objectAt, stringAt } from './fields.ts';
 
 export interface MessagesTranslation {
   /** The chat request the pipeline runs. */
   chat: ChatCompletionRequest;
-  /**
-   * What the chat request had to leave out because only Anthropic serves it, each as the 400
-   * (`unsupported_parameter`, `param` naming the field) to answer when the target is not the
-   * native Anthropic pass-through. Empty when the translation is complete.
-   */
-  nativeOnly: GatewayError[];
+  /** What the chat request leaves out and a translated target refuses (the 400s to answer); undefined when nothing. */
+  unservable: readonly GatewayError[] | undefined;
+  /** What the chat request leaves out and a translated target drops, reported; undefined when nothing. */
+  untranslatable: readonly Drop[] | undefined;
 }
 
 /** Top-level fields translated here (anything else is native-only). */
@@ -52,7 +66,18 @@ const KNOWN = new Set([
   'output_config',
   'service_tier',
   'cache_control',
+  'thread',
 ]);
+
+/** Top-level fields of Anthropic's own that a translated target goes without, and why. */
+const DROPPED: Record<string, string> = {
+  context_management: "Anthropic's server-side context editing; the target gets the context as sent",
+  container: "the container of Anthropic's server tools",
+  mcp_servers: "Anthropic's MCP connector; the target cannot reach these servers",
+  inference_geo: "the region of Anthropic's API; where the target runs is the gateway's routing",
+};
+const UNKNOWN = 'a field the chat translation has no equivalent for';
+const ONLY_ANTHROPIC = 'only an Anthropic model serves it on /v1/messages';
 
 /** Anthropic `service_tier` → OpenAI's (the inverse of the anthropic plugin's table). */
 const SERVICE_TIER: Record<string, string> = { auto: 'auto', standard_only: 'default' };
@@ -72,6 +97,7 @@ export function translateMessagesRequest(body: unknown): MessagesTranslation {
   // Anthropic takes 0 (warm the prompt cache, generate nothing); nothing else has that.
   const maxTokens = numberAt(body.max_tokens, 'max_tokens', { integer: true, min: 0 });
   if (maxTokens === 0) nativeOnly.add('max_tokens', '0, to warm the prompt cache');
+  if (body.thread != null) nativeOnly.refuse(threadUnsupported());
 
   const chat: ChatCompletionRequest = { model, messages: chatMessagesOf(body.system, body.messages, nativeOnly) };
   if (maxTokens > 0) chat.max_completion_tokens = maxTokens;
@@ -99,21 +125,35 @@ export function translateMessagesRequest(body: unknown): MessagesTranslation {
     if (!tier) throw invalid('service_tier', 'expected "auto" or "standard_only"');
     chat.service_tier = tier;
   }
-  for (const name of Object.keys(body)) if (!KNOWN.has(name) && body[name] != null) nativeOnly.add(name, 'a field the chat model has no equivalent for');
+  for (const name of Object.keys(body)) if (!KNOWN.has(name) && body[name] != null) nativeOnly.drop(name, undefined, DROPPED[name] ?? UNKNOWN);
 
-  return { chat, nativeOnly: nativeOnly.findings };
+  return { chat, unservable: nativeOnly.unservable, untranslatable: nativeOnly.untranslatable };
 }
 
-/** The chat request for a target other than Anthropic's own: a native-only part is a 400 naming it. */
+/** The chat request for a target other than Anthropic's own: a refused part is its 400 (dropped parts are left out). */
 export function messagesToChat(body: unknown): ChatCompletionRequest {
-  const { chat, nativeOnly } = translateMessagesRequest(body);
-  if (nativeOnly.length) throw nativeOnly[0];
+  const { chat, unservable } = translateMessagesRequest(body);
+  if (unservable) throw unservable[0];
   return chat;
+}
+
+/**
+ * Anthropic's answer to a request its thread feature cannot take: the Anthropic SDK's message
+ * threads (the tool runner's default) read `error.details.error_code` and resend the turn with
+ * the full history and no `thread` (unsupportedRequestBehavior: continue_unthreaded).
+ */
+function threadUnsupported(): GatewayError {
+  return new GatewayError(
+    'unsupported_parameter',
+    "The parameter 'thread' is only supported when an Anthropic model serves /v1/messages (Anthropic holds the thread); this model is served through the chat translation. Send the full history without 'thread'.",
+    { param: 'thread', details: { error_code: 'thread_unsupported_request', unsupported: ['thread'] } },
+  );
 }
 
 // ---------------------------------------------------------------- tools
 
 function addTools(chat: ChatCompletionRequest, body: Json, nativeOnly: NativeOnly): void {
+  let serverTools: Set<string> | undefined;
   if (body.tools != null) {
     const tools: FunctionTool[] = [];
     arrayAt(body.tools, 'tools').forEach((raw, i) => {
@@ -121,7 +161,8 @@ function addTools(chat: ChatCompletionRequest, body: Json, nativeOnly: NativeOnl
       // Custom tools have no type or "custom"; every other type is a tool Anthropic runs itself
       // (web_search_*, bash_*, text_editor_*, computer_*, code_execution_*, ...).
       if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
-        nativeOnly.add(`tools[${i}]`, `the ${typeof tool.type === 'string' ? tool.type : 'unknown'} server tool`);
+        nativeOnly.drop(`tools[${i}]`, typeof tool.type === 'string' ? tool.type : 'server tool', 'a server tool, run only by Anthropic');
+        (serverTools ??= new Set()).add(typeof tool.name === 'string' ? tool.name : '');
         return;
       }
       tools.push(functionTool(tool, `tools[${i}]`));
@@ -134,6 +175,12 @@ function addTools(chat: ChatCompletionRequest, body: Json, nativeOnly: NativeOnl
     if (choice.disable_parallel_tool_use != null) {
       if (typeof choice.disable_parallel_tool_use !== 'boolean') throw invalid('tool_choice.disable_parallel_tool_use', 'expected a boolean');
       if (choice.disable_parallel_tool_use) chat.parallel_tool_calls = false;
+    }
+    // A choice only a dropped server tool could meet would be an upstream 400: it goes with its tool (still sent to an anthropic target).
+    const named = choice.type === 'tool' && serverTools?.has(String(choice.name));
+    if (named || (serverTools && !chat.tools && choice.type === 'any')) {
+      nativeOnly.drop('tool_choice', named ? String(choice.name) : 'any', 'it asks for a dropped server tool');
+      delete chat.tool_choice;
     }
   }
 }
@@ -181,7 +228,7 @@ function addReasoning(chat: ChatCompletionRequest, body: Json, nativeOnly: Nativ
     const type = stringAt(thinking.type, 'thinking.type');
     if (type === 'enabled') chat.reasoning_effort = effortOfBudget(numberAt(thinking.budget_tokens, 'thinking.budget_tokens', { integer: true, min: 1 }));
     // `disabled` asks for nothing; `adaptive` leaves the amount to the model, as chat does without an effort.
-    else if (type !== 'disabled' && type !== 'adaptive') nativeOnly.add('thinking.type', `thinking of type "${type}"`);
+    else if (type !== 'disabled' && type !== 'adaptive') nativeOnly.drop('thinking.type', type, ONLY_ANTHROPIC);
   }
   if (body.output_config != null) {
     const config = objectAt(body.output_config, 'output_config');

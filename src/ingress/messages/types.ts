@@ -102,7 +102,7 @@ export interface MessageStopEvent {
 
 export interface ErrorEvent {
   type: 'error';
-  error: { type: AnthropicErrorType; message: string };
+  error: { type: AnthropicErrorType; message: string; details?: Readonly<Record<string, unknown>> };
 }
 
 export type AnthropicEvent = MessageStartEvent | PingEvent | ContentBlockStartEvent | ContentBlockDeltaEvent | ContentBlockStopEvent | MessageDeltaEvent | MessageStopEvent | ErrorEvent;
@@ -123,7 +123,7 @@ export type AnthropicErrorType =
 
 export interface AnthropicErrorBody {
   type: 'error';
-  error: { type: AnthropicErrorType; message: string };
+  error: { type: AnthropicErrorType; message: string; details?: Readonly<Record<string, unknown>> };
   /** Anthropic's bodies repeat the `request-id` header here. */
   request_id?: string;
 }

@@ -16,7 +16,7 @@
  * - A functionCall's `thoughtSignature` rides as `extra_content.google.thought_signature` (where
  *   the gemini provider and Google's OpenAI endpoint keep it), so it survives a translated hop.
  */
-import type { ChatMessage, ContentPart, ToolCall } from '../../openai-types.ts';
+import type { ChatMessage, ContentPart, TextPart, ToolCall } from '../../openai-types.ts';
 import type { Drops } from './drops.ts';
 import { arrayAt, invalid, isObject, type Json, objectAt, stringAt } from './fields.ts';
 
@@ -122,9 +122,11 @@ function userTurn(parts: Json[], i: number, calls: CallBook, drops: Drops): Chat
   });
   if (!content.length) return results;
   // A text-only turn is a plain string: the most widely understood form.
-  const message: ChatMessage = content.every((c) => c.type === 'text') ? { role: 'user', content: content.map((c) => (c as { text: string }).text).join('') } : { role: 'user', content };
+  const message: ChatMessage = content.every(isText) ? { role: 'user', content: content.map((c) => c.text).join('') } : { role: 'user', content };
   return [...results, message];
 }
+
+const isText = (c: ContentPart): c is TextPart => c.type === 'text';
 
 function userPart(p: Json, at: string, drops: Drops): ContentPart | undefined {
   if (typeof p.text === 'string') return p.thought === true || !p.text ? undefined : { type: 'text', text: p.text };

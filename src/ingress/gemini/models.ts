@@ -11,6 +11,7 @@ import type { ModelRoute } from '../../plugin-api.ts';
 import type { Runtime } from '../../runtime/build.ts';
 import type { RouteModule, ServerDeps } from '../../server/surface.ts';
 import { googleErrorOf } from './errors.ts';
+import { isObject } from './fields.ts';
 import { liftQueryKey } from './keys.ts';
 
 const GENERATE_METHODS = ['generateContent', 'streamGenerateContent', 'countTokens'];
@@ -27,8 +28,11 @@ export const geminiModelRoutes: RouteModule = {
 
 /** The Google SDKs name themselves in `x-goog-api-client` and send keys as `x-goog-api-key` or `?key=`. */
 export function speaksGemini(request: FastifyRequest): boolean {
-  const query = request.query as Record<string, unknown> | undefined;
-  return request.headers['x-goog-api-client'] !== undefined || request.headers['x-goog-api-key'] !== undefined || typeof query?.key === 'string';
+  return request.headers['x-goog-api-client'] !== undefined || request.headers['x-goog-api-key'] !== undefined || typeof queryOf(request).key === 'string';
+}
+
+function queryOf(request: FastifyRequest): Record<string, unknown> {
+  return isObject(request.query) ? request.query : {};
 }
 
 export function geminiModelHandlers(deps: ServerDeps) {
@@ -42,7 +46,7 @@ function answer({ getRuntime }: ServerDeps, lister: Lister) {
     const runtime = getRuntime();
     reply.header('x-request-id', request.id);
     try {
-      liftQueryKey((request.query ?? {}) as Record<string, unknown>, request.headers);
+      liftQueryKey(queryOf(request), request.headers);
       const key = runtime.identify?.(request.headers);
       const allows = key ? (model: string) => key.allows(model) : () => true;
       reply.send(lister(runtime, allows, request));
@@ -58,7 +62,7 @@ function list(runtime: Runtime, allows: (model: string) => boolean): unknown {
 }
 
 function one(runtime: Runtime, allows: (model: string) => boolean, request: FastifyRequest): unknown {
-  const name = String((request.params as { model?: unknown }).model ?? '');
+  const name = isObject(request.params) && typeof request.params.model === 'string' ? request.params.model : '';
   const route = runtime.resolveModel(name);
   if (!route || !(allows(route.name) || allows(name))) throw new GatewayError('model_not_found', `models/${name} is not found, or your key may not use it.`);
   return modelOf(name, route);

@@ -13,6 +13,8 @@
  * - model → modelVersion (the model that really answered), id → responseId.
  */
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.ts';
+import { signatureOf } from '../../translate/gemini/contents.ts';
+import { isObject } from './fields.ts';
 import type { GeminiCandidate, GeminiPart, GeminiResponse, GeminiUsage } from './types.ts';
 
 const FINISH: Record<FinishReason, string> = { stop: 'STOP', tool_calls: 'STOP', function_call: 'STOP', length: 'MAX_TOKENS', content_filter: 'SAFETY' };
@@ -33,8 +35,8 @@ export function usageMetadataOf(usage: Usage): GeminiUsage {
 /** A tool call → a functionCall part; arguments that are not a JSON object are kept under `arguments`. */
 export function functionCallPart(call: ToolCall): GeminiPart {
   const part: GeminiPart = { functionCall: { id: call.id, name: call.function.name, args: argsOf(call.function.arguments) } };
-  const signature = (call.extra_content as { google?: { thought_signature?: unknown } } | undefined)?.google?.thought_signature;
-  if (typeof signature === 'string' && signature) part.thoughtSignature = signature;
+  const signature = signatureOf(call);
+  if (signature) part.thoughtSignature = signature;
   return part;
 }
 
@@ -42,7 +44,7 @@ function argsOf(text: string): Record<string, unknown> {
   if (!text) return {};
   try {
     const value: unknown = JSON.parse(text);
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    if (isObject(value)) return value;
   } catch {
     // not JSON: kept as the text it is
   }

@@ -79,7 +79,7 @@ beforeAll(async () => {
   - { name: narrow, key: ${NARROW}, models: [gpt] }
 providers:
   oai: { plugin: openai, baseUrl: "${chat.url}/v1", apiKey: test-openai-key }
-  goog: { plugin: gemini, baseUrl: "${gemini.url}", apiKey: test-gemini-key }
+  goog: { plugin: gemini, baseUrl: "${gemini.url}", apiKey: test-gemini-key, safetySettings: [{ category: HARM_CATEGORY_HARASSMENT, threshold: BLOCK_ONLY_HIGH }] }
 models:
   gpt: { targets: [{ provider: oai, model: gpt-4o }] }
   flash: { targets: [{ provider: goog, model: gemini-2.5-flash }] }
@@ -220,6 +220,8 @@ describe('passed through to a gemini upstream', () => {
       id ??= e.sdkHttpResponse?.headers?.['x-request-id'];
     }
     expect(gemini.requests.at(-1)!.url).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+    // The client sent no safetySettings: the provider's own apply (a client's, below, win).
+    expect(gemini.requests.at(-1)!.body.safetySettings).toEqual([{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_ONLY_HIGH' }]);
     expect(text).toContain('Rayleigh scattering');
     // Usage from the last usageMetadata (the prompt count changes mid-stream: 7, then 6).
     expect(await logLineFor(t, id!)).toMatchObject({ ingress: 'gemini', provider: 'goog', status: 200, promptTokens: 6, completionTokens: 377, totalTokens: 383 });

@@ -6,7 +6,8 @@
  *
  * The translations (request, answer, stream, google.rpc errors) are the kit's, shared with any
  * provider that speaks generateContent (src/translate/gemini); this folder adds the Gemini API's
- * URLs and key, and embeddings.ts (/v1/embeddings ↔ batchEmbedContents).
+ * URLs and key, embeddings.ts (/v1/embeddings ↔ batchEmbedContents), and the pass-through of
+ * requests that came in through the Gemini API way in.
  */
 import { defineHttpProvider } from 'switchyard-gateway';
 import { buildGeminiCountTokensBody, buildGeminiRequest, createGeminiStreamTranslator, GEMINI_CAPABILITIES, geminiToCompletion, geminiTokenCount, readGoogleError } from 'switchyard-gateway/kit';
@@ -53,11 +54,20 @@ export default defineHttpProvider<GeminiOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { ...GEMINI_CAPABILITIES, extraParams: ['top_k', 'google', 'extra_body'] },
+  // A client that spoke the Gemini API (src/ingress/gemini) is passed through: see buildRequest.
+  capabilities: { ...GEMINI_CAPABILITIES, nativeProtocols: ['gemini-generate-content'], extraParams: ['top_k', 'google', 'extra_body'] },
   endpoint: (options) => ({ baseUrl: options.baseUrl ?? DEFAULT_BASE_URL, headers: { ...options.headers, 'x-goog-api-key': options.apiKey } }),
   buildRequest(call, options) {
     const method = call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-    return { path: `/${options.apiVersion ?? 'v1beta'}/${modelPath(call.model)}:${method}`, body: buildGeminiRequest(call, { safetySettings: options.safetySettings }) };
+    const path = `/${options.apiVersion ?? 'v1beta'}/${modelPath(call.model)}:${method}`;
+    // The client's own generateContent body goes as it came (the model is in the path): thought
+    // signatures, function-call ids, hosted tools, cachedContent all survive. The provider's
+    // safetySettings apply when the client sent none.
+    if (call.native?.protocol === 'gemini-generate-content') {
+      const body = call.native.body.safetySettings === undefined && options.safetySettings?.length ? { ...call.native.body, safetySettings: options.safetySettings } : call.native.body;
+      return { path, body };
+    }
+    return { path, body: buildGeminiRequest(call, { safetySettings: options.safetySettings }) };
   },
   toCompletion: (body, call) => geminiToCompletion(body, call),
   createStreamTranslator: (call) => createGeminiStreamTranslator(call),

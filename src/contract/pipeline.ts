@@ -55,7 +55,7 @@ export type Operation = 'chat' | 'embeddings' | 'count_tokens';
  * The pipeline always runs the OpenAI model (chat or embeddings): other protocols arrive
  * translated to chat.
  */
-export type Ingress = 'chat' | 'responses' | 'messages' | 'embeddings' | (string & {});
+export type Ingress = 'chat' | 'responses' | 'messages' | 'embeddings' | 'gemini' | (string & {});
 
 /**
  * One request as stages see it. The core keeps its own bookkeeping (attempts, limits, the

@@ -5,8 +5,16 @@
  */
 import { chatProtocol } from './chat/protocol.ts';
 import { embeddingsProtocol } from './embeddings/protocol.ts';
+import { geminiBatchEmbedProtocol, geminiCountTokensProtocol, geminiEmbedProtocol, geminiGenerateProtocol, geminiStreamProtocol } from './gemini/protocol.ts';
 import { countTokensProtocol, messagesProtocol } from './messages/protocol.ts';
 import type { Protocol } from './protocol.ts';
 import { responsesProtocol } from './responses/protocol.ts';
 
-export const PROTOCOLS: readonly Protocol[] = [chatProtocol, responsesProtocol, messagesProtocol, countTokensProtocol, embeddingsProtocol];
+export const PROTOCOLS: readonly Protocol[] = [
+  chatProtocol,
+  responsesProtocol,
+  messagesProtocol,
+  countTokensProtocol,
+  embeddingsProtocol,
+  ...[geminiGenerateProtocol, geminiStreamProtocol, geminiCountTokensProtocol, geminiEmbedProtocol, geminiBatchEmbedProtocol],
+];

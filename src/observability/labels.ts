@@ -169,6 +169,8 @@ export const DROPPED_FIELD_NAMES: ReadonlySet<string> = new Set([
   'previous_response_id',
   'conversation',
   // Gemini
+  'contents',
+  'requests',
   'generationConfig',
   'safetySettings',
   'cachedContent',

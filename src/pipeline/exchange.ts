@@ -91,6 +91,8 @@ export interface SseEvents {
   end(): string;
   /** Framed text that reports a failure after the stream started. */
   fail(error: GatewayError): string;
+  /** The body's content type when it is not an event stream (Gemini's JSON array stream). */
+  readonly contentType?: string;
   /**
    * Whether what was pushed so far says something about the answer. Until then the writer holds
    * the text (the response has not started, so a failure can still be a plain HTTP error).

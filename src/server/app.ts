@@ -15,6 +15,9 @@ import { protocolRoutes } from './routes/protocols.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { modelRoutes } from './routes/models.ts';
+import { geminiModelRoutes } from '../ingress/gemini/models.ts';
+import { googleErrorOf } from '../ingress/gemini/errors.ts';
+import { isGeminiUrl } from '../ingress/gemini/protocol.ts';
 import type { RouteModule, ServerDeps } from './surface.ts';
 
 export interface AppOptions extends ServerDeps {
@@ -26,7 +29,7 @@ export interface AppOptions extends ServerDeps {
   protocols?: readonly Protocol[];
 }
 
-const OTHER_ROUTES: readonly RouteModule[] = [modelRoutes, healthRoutes, metricsRoutes, adminRoutes, consoleRoutes];
+const OTHER_ROUTES: readonly RouteModule[] = [modelRoutes, geminiModelRoutes, healthRoutes, metricsRoutes, adminRoutes, consoleRoutes];
 
 /** The allowed method when the path exists, else undefined. */
 function allowedMethod(routes: readonly RouteModule[], url: string): string | undefined {
@@ -76,7 +79,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
         : new GatewayError('not_found', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}. Chat completions are at POST /v1/chat/completions.`)
     ).redacted(getRuntime().redact);
     if (allowed) reply.header('allow', allowed);
-    reply.code(error.status).header('x-request-id', request.id).send(error.toJSON());
+    // A Gemini client calling a method the gateway does not serve gets Google's envelope, which its SDK reads.
+    const answer = isGeminiUrl(request.url) ? googleErrorOf(error, request.id).body : error.toJSON();
+    reply.code(error.status).header('x-request-id', request.id).send(answer);
     logUnknownRoute(options, request, error.status);
   });
 

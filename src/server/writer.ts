@@ -80,7 +80,9 @@ async function writeStream(x: Exchange, chunks: AsyncIterable<ChatCompletionChun
     x.status = 200;
     // The first output is ready: time to first token is known before the headers go out (Server-Timing).
     x.timing.firstChunkMs = performance.now() - x.startedAt;
-    res.writeHead(200, { ...responseHeaders(x), ...SSE_HEADERS });
+    const headers: Record<string, string> = { ...responseHeaders(x), ...SSE_HEADERS };
+    if (events.contentType) headers['content-type'] = events.contentType;
+    res.writeHead(200, headers);
     res.socket?.setNoDelay(true);
     out.start();
     return all;

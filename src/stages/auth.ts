@@ -10,11 +10,11 @@ import { GatewayError } from '../errors.ts';
 /** Reads the bearer token and finds its key; shared with GET /v1/models. */
 export function authenticate(headers: RequestContext['headers'], runtime: RuntimeView): KeyIdentity {
   const header = headers.authorization;
-  // The Anthropic SDKs (and Claude Code) send the key as x-api-key.
-  const apiKey = headers['x-api-key'];
+  // The Anthropic SDKs (and Claude Code) send the key as x-api-key; Google's SDKs and Gemini CLI as x-goog-api-key.
+  const apiKey = headers['x-api-key'] ?? headers['x-goog-api-key'];
   if (!header && typeof apiKey === 'string' && apiKey.trim()) return known(apiKey.trim(), runtime);
   if (!header) {
-    throw new GatewayError('invalid_api_key', 'Missing API key: send it as "Authorization: Bearer <key>" (or "x-api-key: <key>").');
+    throw new GatewayError('invalid_api_key', 'Missing API key: send it as "Authorization: Bearer <key>" (or "x-api-key: <key>", "x-goog-api-key: <key>").');
   }
   const token = /^bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
   if (!token) throw new GatewayError('invalid_api_key', 'Malformed Authorization header: expected "Bearer <key>".');

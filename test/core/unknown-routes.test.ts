@@ -26,14 +26,14 @@ const lineFor = async (reqId: string) => {
 };
 
 it('logs a 404 with the method, the path without its query, the status and the key name', async () => {
-  const res = await fetch(`${base()}/v1beta/models/demo:streamGenerateContent?alt=sse&key=${DEV_KEY}`, {
+  const res = await fetch(`${base()}/v1beta/models/demo:predictLongRunning?alt=sse&key=${DEV_KEY}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' },
     body: '{}',
   });
   expect(res.status).toBe(404);
   const line = await lineFor(res.headers.get('x-request-id')!);
-  expect(line).toMatchObject({ method: 'POST', path: '/v1beta/models/demo:streamGenerateContent', status: 404, key: 'dev' });
+  expect(line).toMatchObject({ method: 'POST', path: '/v1beta/models/demo:predictLongRunning', status: 404, key: 'dev' });
   expect(JSON.stringify(t.logs)).not.toContain(DEV_KEY);
 });
 

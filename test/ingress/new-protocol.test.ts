@@ -1,7 +1,8 @@
 /**
- * A new way in is one folder and one line: a Gemini-shaped stub protocol (test/fixtures/protocols,
- * not shipped) given to the gateway beside the built-in ones gets keys, routing, streams, errors
- * in its own envelope and the log line, with no other change.
+ * A way in added by an embedder: a Gemini-shaped stub protocol (test/fixtures/protocols, not
+ * shipped) given to the gateway beside the built-in ones gets keys, routing, streams, errors in
+ * its own envelope and the log line, with no other change. (The built-in Gemini way in,
+ * src/ingress/gemini, is tested in gemini.test.ts.)
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEV_KEY, logLineFor, startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
@@ -28,7 +29,7 @@ models:
 afterAll(() => t.close());
 
 it('answers in its own shape, through the pipeline, with a log line', async () => {
-  const res = await call('/v1beta/models/demo:generateContent', HELLO);
+  const res = await call('/stub/models/demo:generateContent', HELLO);
   expect(res.status).toBe(200);
   const body = await res.json();
   expect(body).toMatchObject({ modelVersion: 'mock-1', candidates: [{ content: { role: 'model', parts: [{ text: expect.stringContaining('Hello from Switchyard') }] } }] });
@@ -37,7 +38,7 @@ it('answers in its own shape, through the pipeline, with a log line', async () =
 });
 
 it('streams in its own events', async () => {
-  const res = await call('/v1beta/models/demo:streamGenerateContent', HELLO);
+  const res = await call('/stub/models/demo:streamGenerateContent', HELLO);
   expect(res.headers.get('content-type')).toContain('text/event-stream');
   const text = await res.text();
   const parts = text
@@ -48,12 +49,12 @@ it('streams in its own events', async () => {
 });
 
 it('keys, routing and errors come with the pipeline, in its envelope', async () => {
-  const unknownKey = await call('/v1beta/models/demo:generateContent', HELLO, 'sk-wrong-0123456789');
+  const unknownKey = await call('/stub/models/demo:generateContent', HELLO, 'sk-wrong-0123456789');
   expect(unknownKey.status).toBe(401);
   expect(await unknownKey.json()).toMatchObject({ error: { code: 401 } });
-  const unknownModel = await call('/v1beta/models/nope:generateContent', HELLO);
+  const unknownModel = await call('/stub/models/nope:generateContent', HELLO);
   expect(unknownModel.status).toBe(404);
   expect(await unknownModel.json()).toMatchObject({ error: { code: 404, status: 'NOT_FOUND' } });
-  const wrongMethod = await fetch(`${base()}/v1beta/models/demo:generateContent`);
+  const wrongMethod = await fetch(`${base()}/stub/models/demo:generateContent`);
   expect(wrongMethod.status).toBe(405);
 });

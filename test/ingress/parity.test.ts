@@ -1,9 +1,10 @@
 /**
  * One policy, every way in: the same key, limit, budget, fallback and cooldown rules hold on
- * /v1/chat/completions, /v1/responses, /v1/messages and /v1/embeddings, because one pipeline
- * runs them all. Each way in is a small adapter making one request with that protocol's official
- * SDK (openai, or @anthropic-ai/sdk for messages); the battery below is written once and only
- * the error classes and envelope types differ, as each protocol words them.
+ * /v1/chat/completions, /v1/responses, /v1/messages, /v1/embeddings and the Gemini API, because
+ * one pipeline runs them all. Each way in is a small adapter making one request with that
+ * protocol's official SDK (openai, or @anthropic-ai/sdk for messages; Gemini's REST call as its
+ * docs write it, since the GenAI SDK's ApiError carries no response headers); the battery below
+ * is written once and only the error classes and envelope types differ, as each protocol words them.
  */
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
@@ -35,7 +36,7 @@ interface Failure {
 }
 
 interface WayIn {
-  name: 'chat' | 'responses' | 'messages' | 'embeddings';
+  name: 'chat' | 'responses' | 'messages' | 'embeddings' | 'gemini';
   /** Makes one request on `model` with `key`, through the protocol's official SDK. */
   ask(t: TestGateway, key: string, model: string): Promise<Answer>;
   /** The SDK error as the battery reads it. */
@@ -126,6 +127,43 @@ const WAYS_IN: WayIn[] = [
     upstreamPath: '/v1/embeddings',
   },
 ];
+
+/** A Gemini API call that failed: Google's envelope and the response headers. */
+class GeminiHttpError extends Error {
+  readonly status: number;
+  readonly envelope: { error?: { status?: string } };
+  readonly headers: Headers;
+  constructor(status: number, envelope: { error?: { status?: string } }, headers: Headers) {
+    super(`HTTP ${status}`);
+    this.status = status;
+    this.envelope = envelope;
+    this.headers = headers;
+  }
+}
+
+WAYS_IN.push({
+  name: 'gemini',
+  async ask(t, key, model) {
+    const res = await fetch(`${t.url}/v1beta/models/${model}:generateContent`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { maxOutputTokens: MAX_TOKENS } }),
+    });
+    const body = (await res.json()) as { modelVersion?: string; error?: { status?: string } };
+    if (!res.ok) throw new GeminiHttpError(res.status, body, res.headers);
+    return { model: String(body.modelVersion), headers: res.headers };
+  },
+  failure(error) {
+    const e = error as GeminiHttpError;
+    return { error, status: e.status, type: String(e.envelope.error?.status), headers: e.headers };
+  },
+  PermissionDenied: GeminiHttpError,
+  RateLimited: GeminiHttpError,
+  // Google's canonical codes: a spent budget is RESOURCE_EXHAUSTED too, with x-should-retry: false.
+  types: { forbidden: 'PERMISSION_DENIED', rateLimited: 'RESOURCE_EXHAUSTED', budgetSpent: 'RESOURCE_EXHAUSTED' },
+  price: PER_OUTPUT_TOKEN,
+  upstreamPath: '/v1/chat/completions',
+});
 
 /** The SDK error a call must fail with (fails the test if it succeeds). */
 function failed(call: Promise<unknown>): Promise<unknown> {

@@ -5,6 +5,7 @@ import { GatewayError } from '../../errors.ts';
 import type { ModelRoute } from '../../plugin-api.ts';
 import type { Runtime } from '../../runtime/build.ts';
 import type { RouteModule, ServerDeps } from '../surface.ts';
+import { geminiModelHandlers, speaksGemini } from '../../ingress/gemini/models.ts';
 
 const PATHS = ['/v1/models', '/models'] as const;
 
@@ -13,9 +14,11 @@ export const modelRoutes: RouteModule = {
   register(app, deps) {
     const list = listModels(deps);
     const get = getModel(deps);
+    // The Google GenAI SDK lists models at /v1/models too: answered in Gemini's shape.
+    const gemini = geminiModelHandlers(deps);
     for (const path of PATHS) {
-      app.get(path, list);
-      app.get(`${path}/:model`, get);
+      app.get(path, (request, reply) => (speaksGemini(request) ? gemini.list(request, reply) : list(request, reply)));
+      app.get(`${path}/:model`, (request: FastifyRequest<{ Params: { model: string } }>, reply) => (speaksGemini(request) ? gemini.one(request, reply) : get(request, reply)));
     }
   },
 };

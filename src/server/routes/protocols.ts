@@ -15,8 +15,34 @@ export function protocolRoutes(protocols: readonly Protocol[]): RouteModule {
   };
 }
 
-/** A fastify path as a pattern for the URL (`:name` → one segment), to tell 404 from 405. */
+/**
+ * A fastify path as a pattern for the URL, to tell 404 from 405: `:name` is one segment's text,
+ * `:name(regex)` text that matches the regex, `::` a literal colon (Gemini's
+ * `/v1beta/models/:model(^[^/]+)::generateContent`).
+ */
 export function pathPattern(path: string): RegExp {
-  const segments = path.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-  return new RegExp(`^${segments.join('/')}/?$`);
+  return new RegExp(`^${patternOf(path)}/?$`);
+}
+
+const PARAMETER = /^:\w+(?:\((.*?)\))?(?=::|$|[^\w(])/;
+
+function patternOf(path: string): string {
+  let out = '';
+  let rest = path;
+  while (rest) {
+    if (rest.startsWith('::')) {
+      out += ':';
+      rest = rest.slice(2);
+      continue;
+    }
+    const parameter = rest.startsWith(':') ? PARAMETER.exec(rest) : null;
+    if (parameter) {
+      out += parameter[1] === undefined ? '[^/]+' : `(?:${parameter[1].replace(/^\^/, '').replace(/\$$/, '')})`;
+      rest = rest.slice(parameter[0].length);
+      continue;
+    }
+    out += rest[0].replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    rest = rest.slice(1);
+  }
+  return out;
 }

@@ -15,6 +15,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { adminGet, chat, eventually, startUsageUpstream, todayStart, type UsageUpstream } from '../governance/helpers.ts';
 import { startPostgres, type PostgresServer } from '../helpers/postgres.ts';
+import { usageReport } from '../../src/admin/usage-table.ts';
 import { RequestLedger } from '../../src/ledger/book.ts';
 import type { LedgerEngine } from '../../src/ledger/engine.ts';
 import { PostgresLedger } from '../../src/ledger/postgres.ts';
@@ -173,6 +174,11 @@ describe.each(ENGINES)('request ledger on $name', (engine) => {
     });
     const when = (await booked(plain.headers.get('x-request-id')!)).created_at_ms;
     expect(Math.abs(when - Date.now())).toBeLessThan(10_000);
+    // `switchyard usage --request ID` prints the same row, one field a line.
+    const printed = await usageReport({ url: gatewayUrl(), adminKey: ADMIN, by: 'key', days: 1, request: plain.headers.get('x-request-id')! });
+    expect(printed).toMatch(/^key\s+free$/m);
+    expect(printed).toMatch(new RegExp(`^cost_usd\\s+${COST}$`, 'm'));
+    expect(printed).toMatch(/^usage\s+\{"input_tokens":10,"input_cached_tokens":2,"input_cache_write_tokens":0,"output_tokens":5,"source":"reported"\}$/m);
     const missing = await adminGet(gatewayUrl(), '/admin/v1/requests/req_never_seen', ADMIN);
     expect(missing.status).toBe(404);
     expect((await adminGet(gatewayUrl(), `/admin/v1/requests/${plain.headers.get('x-request-id')}`, undefined)).status).toBe(401);

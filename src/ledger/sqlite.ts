@@ -12,12 +12,14 @@ import { COLUMNS, rowFrom, valuesOf, type LedgerRow } from './record.ts';
 
 /** Milliseconds a write may wait for another connection's lock before the batch is retried later. */
 export const BUSY_TIMEOUT_MS = 5;
+const MIGRATE_BUSY_TIMEOUT_MS = 5_000;
 
 export class SqliteLedger implements LedgerEngine {
   readonly kind = 'sqlite';
   readonly #db: DatabaseSync;
   readonly #migrations: readonly Migration[];
   #insert: StatementSync | undefined;
+  #tried = false;
 
   /** `path` ':memory:' keeps nothing across restarts (tests). */
   constructor(path: string, migrations: readonly Migration[] = SQLITE_MIGRATIONS) {
@@ -27,17 +29,25 @@ export class SqliteLedger implements LedgerEngine {
   }
 
   async migrate(): Promise<void> {
-    // WAL lets readers (reports) and the governance connection work beside this one's writes.
-    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
-    this.#db.exec('CREATE TABLE IF NOT EXISTS ledger_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-    this.#transaction(() => {
-      const row = this.#db.prepare('SELECT MAX(version) AS v FROM ledger_migrations').get() as { v: number | null };
-      for (const m of this.#migrations) {
-        if (m.version <= (row.v ?? 0)) continue;
-        this.#db.exec(m.sql);
-        this.#db.prepare('INSERT INTO ledger_migrations VALUES (?, ?, ?)').run(m.version, m.description, Date.now());
-      }
-    });
+    // The first try runs at start, before serving: it may wait for other processes (cluster
+    // workers) migrating the same file. A retry runs on the serving thread: it may not.
+    this.#db.exec(`PRAGMA busy_timeout = ${this.#tried ? BUSY_TIMEOUT_MS : MIGRATE_BUSY_TIMEOUT_MS}`);
+    this.#tried = true;
+    try {
+      // WAL lets readers (reports) and the governance connection work beside this one's writes.
+      this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
+      this.#db.exec('CREATE TABLE IF NOT EXISTS ledger_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+      this.#transaction(() => {
+        const row = this.#db.prepare('SELECT MAX(version) AS v FROM ledger_migrations').get() as { v: number | null };
+        for (const m of this.#migrations) {
+          if (m.version <= (row.v ?? 0)) continue;
+          this.#db.exec(m.sql);
+          this.#db.prepare('INSERT INTO ledger_migrations VALUES (?, ?, ?)').run(m.version, m.description, Date.now());
+        }
+      });
+    } finally {
+      this.#db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
     this.#insert = this.#db.prepare(`INSERT INTO ledger_requests (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')}) ON CONFLICT (entry) DO NOTHING`);
   }
 

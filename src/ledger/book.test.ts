@@ -16,7 +16,6 @@ function row(entry: string, at = Date.now()): LedgerRow {
     entry,
     id: entry,
     at,
-    day: new Date(at).toISOString().slice(0, 10),
     key: 'k',
     team: null,
     model: 'm',

@@ -6,7 +6,9 @@
  * back-off; a batch is idempotent by its rows' entry ids, so a retry after a timeout never books twice.
  * Reads (reports, one request) answer from the database and, for a request not written yet, the queue.
  */
+import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { dayId } from '../governance/periods.ts';
 import { usagePage, daysOf } from '../governance/usage-report.ts';
 import { StateUnavailableError, type UsagePage, type UsageQuery } from '../governance/types.ts';
 import type { ExchangeView } from '../pipeline/exchange.ts';
@@ -23,7 +25,7 @@ export interface RequestLedgerOptions {
   batchSize?: number;
   /** Rows kept while the database is down; beyond, new rows are dropped (counted, logged). */
   maxQueued?: number;
-  /** Rows older than this many days are deleted every hour; 0 keeps them all. */
+  /** Rows of the UTC days more than this many days ago are deleted every hour; 0 keeps them all. */
   retentionDays?: number;
   /** Longest wait between retries while the database is down (ms). */
   maxRetryMs?: number;
@@ -39,6 +41,8 @@ export interface LedgerStats {
 
 const DAY_MS = 86_400_000;
 const RETENTION_EVERY_MS = 3_600_000;
+/** Rows deleted per statement: a short transaction each, other work runs between them. */
+const RETENTION_CHUNK = 2_000;
 
 export class RequestLedger implements GatewayObserver {
   readonly engine: LedgerEngine;
@@ -194,9 +198,15 @@ export class RequestLedger implements GatewayObserver {
     }
   }
 
+  /** Deletes the days older than the retention in chunks, yielding between them (SQLite deletes on this thread). */
   async #applyRetention(): Promise<void> {
+    const before = dayId(Date.now() - this.#retentionDays * DAY_MS);
+    let deleted = 0;
     try {
-      const deleted = await this.engine.deleteBefore(Date.now() - this.#retentionDays * DAY_MS);
+      for (let n = RETENTION_CHUNK; n === RETENTION_CHUNK && !this.#closed; deleted += n) {
+        n = await this.engine.deleteBefore(before, RETENTION_CHUNK);
+        await setImmediate();
+      }
       if (deleted > 0) this.#log.info({ deleted, retentionDays: this.#retentionDays }, `request ledger: deleted ${deleted} rows older than ${this.#retentionDays} days`);
     } catch (err) {
       this.#log.warn({ err: describe(err) }, 'request ledger: the retention job failed; it runs again in an hour');

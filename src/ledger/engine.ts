@@ -18,8 +18,8 @@ export interface LedgerEngine {
   usageRows(fromDay: string, toDay: string): Promise<UsageRow[]>;
   /** Nano-USD per key over every row kept (keys without a cost are absent). */
   spendByKey(): Promise<Map<string, number>>;
-  /** Deletes the rows that arrived before `beforeMs`; returns how many. */
-  deleteBefore(beforeMs: number): Promise<number>;
+  /** Deletes at most `limit` rows of the UTC days before `day` (YYYY-MM-DD); returns how many. */
+  deleteBefore(day: string, limit: number): Promise<number>;
   close(): Promise<void>;
 }
 

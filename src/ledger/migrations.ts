@@ -37,7 +37,6 @@ CREATE TABLE ledger_requests (
   attempts INTEGER NOT NULL
 );
 CREATE INDEX ledger_requests_day ON ledger_requests (day, key);
-CREATE INDEX ledger_requests_at ON ledger_requests (at);
 CREATE INDEX ledger_requests_id ON ledger_requests (id);`,
   },
 ];
@@ -73,7 +72,6 @@ CREATE TABLE switchyard_requests (
   attempts INTEGER NOT NULL
 );
 CREATE INDEX switchyard_requests_day ON switchyard_requests (day, key);
-CREATE INDEX switchyard_requests_at ON switchyard_requests (at);
 CREATE INDEX switchyard_requests_id ON switchyard_requests (id);`,
   },
 ];

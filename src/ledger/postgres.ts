@@ -96,8 +96,9 @@ export class PostgresLedger implements LedgerEngine {
     return new Map(rows.map((r) => [String(r.key), Number(r.nano)]));
   }
 
-  async deleteBefore(beforeMs: number): Promise<number> {
-    const { rowCount } = await this.#pool.query('DELETE FROM switchyard_requests WHERE at < $1', [beforeMs]);
+  async deleteBefore(day: string, limit: number): Promise<number> {
+    const sql = 'DELETE FROM switchyard_requests WHERE entry IN (SELECT entry FROM switchyard_requests WHERE day < $1 LIMIT $2)';
+    const { rowCount } = await this.#pool.query(sql, [day, limit]);
     return rowCount ?? 0;
   }
 

@@ -3,7 +3,7 @@
  * refused by a limit, built from the exchange when it ends. Plain data (numbers and strings),
  * so a queued row holds nothing of the request (no body, no headers) while the database is down.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { tokenUsageOf } from '../governance/cost.ts';
 import { dayId } from '../governance/periods.ts';
 import type { ExchangeView } from '../pipeline/exchange.ts';
@@ -21,8 +21,6 @@ export interface LedgerRow {
   id: string;
   /** Epoch ms when the request arrived. */
   at: number;
-  /** UTC day of `at` (YYYY-MM-DD), what reports group by. */
-  day: string;
   key: string | null;
   team: string | null;
   /** The alias the client asked for. */
@@ -82,7 +80,8 @@ export function valuesOf(r: LedgerRow): LedgerValue[] {
     r.entry,
     r.id,
     r.at,
-    r.day,
+    // The UTC day reports group by, made here by the writer rather than on the serving thread.
+    dayId(r.at),
     r.key,
     r.team,
     r.model,
@@ -114,7 +113,6 @@ export function rowFrom(r: Record<string, unknown>): LedgerRow {
     entry: String(r.entry),
     id: String(r.id),
     at: Number(r.at),
-    day: String(r.day),
     key: str(r.key),
     team: str(r.team),
     model: str(r.model),
@@ -136,6 +134,11 @@ export function rowFrom(r: Record<string, unknown>): LedgerRow {
     attempts: Number(r.attempts),
   };
 }
+
+/** This process's prefix: entries are unique across processes and restarts, and cost a counter's increment. */
+const ENTRY_PREFIX = randomBytes(12).toString('base64url');
+let entries = 0;
+const nextEntry = (): string => `${ENTRY_PREFIX}${(++entries).toString(36)}`;
 
 /** Whether the request belongs on the books: it reached an upstream, or a limit refused it. */
 export function isBooked(x: ExchangeView): boolean {
@@ -159,10 +162,9 @@ export function rowOf(x: ExchangeView, now: number = performance.now()): LedgerR
   const error = x.streamError ?? x.error;
   const costNote: CostNote | null = x.refusal ? 'refused' : !tokens ? 'no_usage' : x.costUsd === null || x.costUsd === undefined ? 'unpriced' : null;
   return {
-    entry: randomUUID(),
+    entry: nextEntry(),
     id: x.id,
     at,
-    day: dayId(at),
     key: x.key?.name ?? null,
     team: x.key?.team ?? null,
     model: x.route?.name ?? (typeof x.body?.model === 'string' ? x.body.model : null),

@@ -12,6 +12,8 @@ import { COLUMNS, rowFrom, valuesOf, type LedgerRow } from './record.ts';
 
 /** Milliseconds a write may wait for another connection's lock before the batch is retried later. */
 export const BUSY_TIMEOUT_MS = 5;
+/** Rows per INSERT statement (× 23 columns stays under SQLite's 32,766 parameters). */
+const INSERT_ROWS = 100;
 const MIGRATE_BUSY_TIMEOUT_MS = 5_000;
 
 export class SqliteLedger implements LedgerEngine {
@@ -19,6 +21,7 @@ export class SqliteLedger implements LedgerEngine {
   readonly #db: DatabaseSync;
   readonly #migrations: readonly Migration[];
   #insert: StatementSync | undefined;
+  readonly #inserts = new Map<number, StatementSync>();
   #tried = false;
 
   /** `path` ':memory:' keeps nothing across restarts (tests). */
@@ -48,15 +51,29 @@ export class SqliteLedger implements LedgerEngine {
     } finally {
       this.#db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
-    this.#insert = this.#db.prepare(`INSERT INTO ledger_requests (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')}) ON CONFLICT (entry) DO NOTHING`);
+    this.#insert = this.#insertOf(1);
   }
 
   async insert(rows: readonly LedgerRow[]): Promise<void> {
-    const insert = this.#insert;
-    if (!insert) throw new Error('the ledger is not migrated yet');
+    if (!this.#insert) throw new Error('the ledger is not migrated yet');
     this.#transaction(() => {
-      for (const r of rows) insert.run(...valuesOf(r));
+      // Up to INSERT_ROWS rows per statement: one call into SQLite for many rows.
+      for (let i = 0; i < rows.length; i += INSERT_ROWS) {
+        const chunk = rows.slice(i, i + INSERT_ROWS);
+        this.#insertOf(chunk.length).run(...chunk.flatMap(valuesOf));
+      }
     });
+  }
+
+  /** The INSERT statement for `n` rows, prepared once per size. */
+  #insertOf(n: number): StatementSync {
+    let statement = this.#inserts.get(n);
+    if (!statement) {
+      const tuple = `(${COLUMNS.map(() => '?').join(', ')})`;
+      statement = this.#db.prepare(`INSERT INTO ledger_requests (${COLUMNS.join(', ')}) VALUES ${Array(n).fill(tuple).join(', ')} ON CONFLICT (entry) DO NOTHING`);
+      this.#inserts.set(n, statement);
+    }
+    return statement;
   }
 
   async request(id: string): Promise<LedgerRow | undefined> {
@@ -76,8 +93,9 @@ export class SqliteLedger implements LedgerEngine {
     return new Map(rows.map((r) => [String(r.key), Number(r.nano)]));
   }
 
-  async deleteBefore(beforeMs: number): Promise<number> {
-    return Number(this.#db.prepare('DELETE FROM ledger_requests WHERE at < ?').run(beforeMs).changes);
+  async deleteBefore(day: string, limit: number): Promise<number> {
+    const sql = 'DELETE FROM ledger_requests WHERE entry IN (SELECT entry FROM ledger_requests WHERE day < ? LIMIT ?)';
+    return Number(this.#db.prepare(sql).run(day, limit).changes);
   }
 
   async close(): Promise<void> {

@@ -311,6 +311,11 @@ describe('PostgreSQL ledger stopped and started under traffic', () => {
       } finally {
         await client.end();
       }
+      // The metrics say what happened: every row written, none dropped, the database up again.
+      const metrics = await (await fetch(`${gatewayUrl()}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
+      expect(metrics).toMatch(/^switchyard_ledger_written_rows_total\{engine="postgres"\} 80$/m);
+      expect(metrics).toMatch(/^switchyard_ledger_dropped_rows_total\{engine="postgres"\} 0$/m);
+      expect(metrics).toMatch(/^switchyard_ledger_up\{engine="postgres"\} 1$/m);
       const logs = current.logText();
       expect(logs).toContain('request ledger: the database cannot be written');
       expect(logs).toContain('request ledger: the database takes writes again');

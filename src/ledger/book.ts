@@ -41,6 +41,7 @@ export interface LedgerStats {
 
 const DAY_MS = 86_400_000;
 const RETENTION_EVERY_MS = 3_600_000;
+const SPEND_MEMO_MS = 2_000;
 /** Rows deleted per statement: a short transaction each, other work runs between them. */
 const RETENTION_CHUNK = 2_000;
 
@@ -63,6 +64,7 @@ export class RequestLedger implements GatewayObserver {
   #written = 0;
   #dropped = 0;
   #closed = false;
+  #spend: { at: number; value: Map<string, number> } | undefined;
 
   constructor(options: RequestLedgerOptions) {
     this.engine = options.engine;
@@ -138,6 +140,7 @@ export class RequestLedger implements GatewayObserver {
         // Rows queued during the write were appended: only the batch leaves the front.
         this.#queue.splice(0, batch.length);
         this.#written += batch.length;
+        this.#spend = undefined;
       }
       if (this.#down) this.#log.warn({ engine: this.engine.kind, dropped: this.#dropped }, 'request ledger: the database takes writes again; the queued rows are written');
       this.#down = false;
@@ -169,11 +172,19 @@ export class RequestLedger implements GatewayObserver {
     return usagePage(await this.#read(() => this.engine.usageRows(from, to)), query, nowMs);
   }
 
-  /** USD per key over the rows kept. */
+  /**
+   * USD per key over the rows kept. A scan of every row, so one answer serves the calls of the
+   * next SPEND_MEMO_MS until this instance writes rows (the console polls it; other instances'
+   * rows are then at most that late).
+   */
   async spendByKey(): Promise<Map<string, number>> {
+    const memo = this.#spend;
+    if (memo && performance.now() - memo.at < SPEND_MEMO_MS) return memo.value;
     await this.flush();
     const nano = await this.#read(() => this.engine.spendByKey());
-    return new Map([...nano].map(([key, n]) => [key, n / 1e9]));
+    const value = new Map([...nano].map(([key, n]) => [key, n / 1e9]));
+    this.#spend = { at: performance.now(), value };
+    return value;
   }
 
   /** Writes what is queued (one last try), then closes the database; rows still unwritten are logged. */

@@ -8,8 +8,9 @@
  * measure is the CPU time each server used per request (/proc/<pid>/stat), which a noisy machine
  * moves far less than throughput. Servers under test: the hop, the gateway
  * started as its README says (the bin, with its own V8 flags) with auth, validation, the log line
- * (JSON to a file) and metrics on, and three variants: log line off, metrics off, tracing on (to
- * an OTLP sink in the upstream). The report goes to stdout and bench/results/latest.md (a full
+ * (JSON to a file), metrics and the request ledger (SQLite) on, and five variants: log line off,
+ * metrics off, tracing on (to an OTLP sink in the upstream), ledger off, ledger on PostgreSQL (a
+ * server started as the tests start it). The report goes to stdout and bench/results/latest.md (a full
  * run also to bench/results/<date>.md).
  *
  *   BENCH_SECONDS       length of each load run (default 8, quick 2)
@@ -20,6 +21,7 @@
  *   BENCH_GATEWAY_ROOT  the checkout whose gateway is measured (default: this one)
  */
 import { execFileSync } from 'node:child_process';
+import pg from 'pg';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,6 +29,8 @@ import { BODIES, closedLoop, type LoadResult, saturate } from './load.ts';
 import { cpuPressureMicros, figures, type Sample, sample, soak } from './measure.ts';
 import { CLOCK_TICKS, machine, rssMb } from './procfs.ts';
 import { type BenchData, type Figures, renderReport, type Scenario, SCENARIO_TITLES } from './report.ts';
+import { startPostgres, type PostgresServer } from '../test/helpers/postgres.ts';
+import { measureLedger } from './ledger.ts';
 import { cpusAllowed, GATEWAY_ROOT, type GatewayVariant, pinSelf, ROOT, type Server, startGateway, startHop, startUpstream, stop } from './servers.ts';
 
 const QUICK = process.argv.includes('--quick');
@@ -55,6 +59,8 @@ const VARIANTS: GatewayVariant[] = [
   { name: 'gateway, log line off', log: 'warn' },
   { name: 'gateway, metrics off', metrics: false },
   { name: 'gateway, tracing on', tracing: true },
+  // The gateway's default keeps the request ledger in its SQLite state file.
+  { name: 'gateway, ledger off', ledger: 'off' },
 ];
 
 type Load = (url: string) => Promise<LoadResult>;
@@ -109,6 +115,7 @@ async function main(): Promise<void> {
   const servers: Server[] = [];
   const started = Date.now();
   const pressure0 = cpuPressureMicros();
+  let postgres: PostgresServer | undefined;
   try {
     const upstream = await startUpstream(dir);
     servers.push(upstream);
@@ -116,8 +123,11 @@ async function main(): Promise<void> {
     servers.push(hop);
     const gateway = await startGateway(dir, upstream, { name: 'gateway' });
     servers.push(gateway);
+    // The ledger on PostgreSQL: a server of its own, as the ledger's tests start it.
+    postgres = await startPostgres();
+    const ledgerDatabase = await postgres.createDatabase('bench_ledger');
     const variants: Server[] = [];
-    for (const v of VARIANTS) variants.push(await startGateway(dir, upstream, v));
+    for (const v of [...VARIANTS, { name: 'gateway, ledger on PostgreSQL', ledger: { postgres: ledgerDatabase } } satisfies GatewayVariant]) variants.push(await startGateway(dir, upstream, v));
     servers.push(...variants);
     await sleep(2000);
     const idleRssMb = Object.fromEntries([hop, gateway].map((s) => [s.name, rssMb(s.pid)]));
@@ -154,6 +164,8 @@ async function main(): Promise<void> {
     await sleep(5000);
     const idleAfterRssMb = rssMb(gateway.pid);
 
+    const ledgerCost = await measureLedger(await postgres.createDatabase('bench_ledger_rows'));
+    const ledgerRows = await countRows(ledgerDatabase);
     const traceExports = ((await (await fetch(`${upstream.url}/stats`)).json()) as { traceExports: number }).traceExports;
     const metricsOn = (await fetch(`${gateway.url}/metrics`)).status;
     const metricsOff = (await fetch(`${variants[1].url}/metrics`)).status;
@@ -176,8 +188,9 @@ async function main(): Promise<void> {
       idleAfterRssMb,
       soak: soakFigures,
       notes: [
-        `Checks: the tracing variant's spans reached the OTLP sink in ${traceExports} exports; GET /metrics answered ${metricsOn} with metrics on, ${metricsOff} with them off; the log line's bytes per request are in the features table.`,
+        `Checks: the PostgreSQL ledger variant booked ${ledgerRows} rows; the tracing variant's spans reached the OTLP sink in ${traceExports} exports; GET /metrics answered ${metricsOn} with metrics on, ${metricsOff} with them off; the log line's bytes per request are in the features table.`,
         'CPU µs per request: utime + stime of the server process over the run (/proc/<pid>/stat), divided by the requests completed in it.',
+        `Request ledger (bench/ledger.ts, CPU of one process, no HTTP): ${ledgerCost.recordUs.toFixed(2)} µs per request at its end (the row built and queued), then ${ledgerCost.sqliteWriteUs.toFixed(1)} µs per row written to SQLite and ${ledgerCost.postgresWriteUs?.toFixed(1)} µs per row sent to PostgreSQL by the writer's timer (500-row batches), on the same thread. The gateway's default keeps the SQLite ledger; the variants "ledger off" and "ledger on PostgreSQL" show the whole difference under load.`,
         "Peak RSS: VmHWM of /proc/<pid>/status, reset at the start of each run (clear_refs), so it is the run's own peak.",
         `1,000 slow streams: the connections open in batches of 100, 100 ms apart (Node's listen backlog is 511), and each connection's stream still running when its ${SLOW_SECONDS} s end is cut, so even a server that keeps every stream at 1 s completes only about ${Math.round((SLOW_STREAMS * Math.floor(SLOW_SECONDS - 0.5)) / (SLOW_SECONDS + 0.9))} streams/s.`,
         ...(gitDescription() === codeAtStart ? [] : [`The code changed during the run (now ${gitDescription()}); the gateways ran what they loaded at their start.`]),
@@ -192,7 +205,19 @@ async function main(): Promise<void> {
     console.error(`written to bench/results/latest.md${QUICK ? '' : ` and bench/results/${date}.md`}`);
   } finally {
     for (const s of servers.reverse()) await stop(s);
+    await postgres?.destroy();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Rows the ledger variant wrote to PostgreSQL. */
+async function countRows(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ n: number }>('SELECT COUNT(*)::int AS n FROM switchyard_requests')).rows[0]!.n;
+  } finally {
+    await client.end();
   }
 }
 

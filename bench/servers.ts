@@ -35,6 +35,8 @@ export interface GatewayVariant {
   log?: 'info' | 'warn';
   metrics?: boolean;
   tracing?: boolean;
+  /** The request ledger: 'off', or a PostgreSQL URL; default the SQLite state file (the memory backend's default). */
+  ledger?: 'off' | { postgres: string };
 }
 
 /** Pins this process (the load generator) and all its threads to the load core. */
@@ -136,8 +138,13 @@ models:
   bench: { targets: [{ provider: upstream, model: bench }] }
   bench-slow: { targets: [{ provider: upstream, model: bench-slow }] }
 metrics: { enabled: ${variant.metrics ?? true} }
-${variant.tracing ? `tracing: { endpoint: "${upstream.url}", protocol: http/protobuf }\n` : ''}pipeline: [auth, validate, route, retry, transform-response, log]
+${variant.tracing ? `tracing: { endpoint: "${upstream.url}", protocol: http/protobuf }\n` : ''}${ledgerYaml(variant)}pipeline: [auth, validate, route, retry, transform-response, log]
 `;
+}
+
+function ledgerYaml({ ledger }: GatewayVariant): string {
+  if (ledger === undefined) return '';
+  return `state: { ledger: ${ledger === 'off' ? '{ enabled: false }' : `{ postgres: { url: "${ledger.postgres}" } }`} }\n`;
 }
 
 /** A server under test with extra Node flags (a profiler's), on the server core and a free port. */

@@ -7,11 +7,11 @@
  *
  * Each entry finds its programs where its tests look for them (the comment names the helper that
  * starts them). Plain JavaScript: it runs before the bootstrap to Node 24, so it fails at once.
- * (PostgreSQL, when its suites come: Debian keeps initdb and postgres in
- * /usr/lib/postgresql/<version>/bin, off PATH, so its finder looks there as its helper will.)
+ * (PostgreSQL: Debian keeps initdb and pg_ctl in /usr/lib/postgresql/<version>/bin, off PATH, so
+ * its finder looks there, after $PG_BIN, as test/helpers/postgres.ts does.)
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** A program found on PATH (then in `extraDirs`), as spawn('name') or a PATH walk finds it. */
@@ -28,6 +28,17 @@ function atPath(variable, fallback) {
   return (env) => {
     const file = env[variable] || fallback;
     return existsSync(file) ? file : undefined;
+  };
+}
+
+/** A PostgreSQL program in $PG_BIN, Debian's /usr/lib/postgresql/<version>/bin, then PATH. */
+function postgresProgram(name) {
+  return (env) => {
+    const debian = '/usr/lib/postgresql';
+    const versions = existsSync(debian) ? readdirSync(debian).filter((v) => /^\d+$/.test(v)) : [];
+    const dirs = [env.PG_BIN, ...versions.map((v) => join(debian, v, 'bin'))].filter(Boolean);
+    for (const dir of dirs) if (existsSync(join(dir, name))) return join(dir, name);
+    return onPath(name)(env);
   };
 }
 
@@ -52,6 +63,12 @@ export const SERVICES = [
     name: 'prometheus',
     programs: { promtool: onPath('promtool', ['/usr/bin']), prometheus: onPath('prometheus', ['/usr/bin']) },
     install: { debian: 'prometheus', fedora: 'golang-github-prometheus', brew: 'prometheus' },
+  },
+  {
+    // test/helpers/postgres.ts runs initdb and pg_ctl (the request ledger's PostgreSQL tests).
+    name: 'postgresql',
+    programs: { initdb: postgresProgram('initdb'), pg_ctl: postgresProgram('pg_ctl') },
+    install: { debian: 'postgresql', fedora: 'postgresql-server', brew: 'postgresql' },
   },
 ];
 

@@ -2,7 +2,7 @@
  * switchyard [serve] [--config FILE] [--port N] [--host H]   serve
  * switchyard validate [FILE] [--strict]                       check a config: exit 0, or 1 with every error on stderr
  * switchyard plugin new provider|stage NAME [--dir DIR]       scaffold a plugin
- * switchyard usage [--url U] [--admin-key K] [--days N] [--by key|team|model]
+ * switchyard usage [--url U] [--admin-key K] [--days N] [--by key|team|model] [--request ID]
  *                                                             a running gateway's usage, spend and quotas (admin API)
  * switchyard key new                                          a fresh client key and its keyHash line
  * (`--version` is answered by bin/switchyard.mjs, which knows where package.json is.)
@@ -33,12 +33,13 @@ const USAGE = `Usage:
                                                       fails when a provider would be unavailable (an unset variable)
   switchyard plugin new provider|stage NAME [--dir DIR]
                                                       scaffold a plugin folder (default ./plugins/NAME) with a passing test
-  switchyard usage [--url URL] [--admin-key KEY] [--days N] [--by key|team|model]
+  switchyard usage [--url URL] [--admin-key KEY] [--days N] [--by key|team|model] [--request ID]
                                                       a running gateway's requests, tokens and cost per UTC day
                                                       (default: the last 7 days by key) and each key's or team's
                                                       limits, quota left and budget, read from its admin API
                                                       (default URL http://127.0.0.1:8080; the key defaults to
-                                                      $SWITCHYARD_ADMIN_KEY, one of admin.keys)
+                                                      $SWITCHYARD_ADMIN_KEY, one of admin.keys); --request: one
+                                                      request as the request ledger booked it
   switchyard key new                                  print a fresh random client key and its keyHash line for
                                                       gateway.yaml (to rotate a key: add it first in the entry's
                                                       key/keyHash list, or move the old one under previous)
@@ -61,6 +62,7 @@ async function main(argv: string[]): Promise<number> {
       'admin-key': { type: 'string' },
       days: { type: 'string' },
       by: { type: 'string' },
+      request: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -113,7 +115,7 @@ function newKey(args: string[]): number {
 }
 
 /** Reads the admin API of a running gateway; exit 2 for a usage mistake, 1 when the gateway cannot answer. */
-async function usage(values: { url?: string; 'admin-key'?: string; days?: string; by?: string }): Promise<number> {
+async function usage(values: { url?: string; 'admin-key'?: string; days?: string; by?: string; request?: string }): Promise<number> {
   const adminKey = values['admin-key'] ?? process.env.SWITCHYARD_ADMIN_KEY;
   const days = Number(values.days ?? 7);
   const by = values.by ?? 'key';
@@ -125,7 +127,7 @@ async function usage(values: { url?: string; 'admin-key'?: string; days?: string
   if (!(Number.isInteger(days) && days >= 1 && days <= 366)) return mistake(`--days must be a whole number from 1 to 366 (got "${values.days}")`);
   if (!['key', 'team', 'model'].includes(by)) return mistake(`--by must be key, team or model (got "${by}")`);
   try {
-    process.stdout.write(await usageReport({ url: values.url ?? process.env.SWITCHYARD_URL ?? 'http://127.0.0.1:8080', adminKey, days, by: by as UsageGrouping }));
+    process.stdout.write(await usageReport({ url: values.url ?? process.env.SWITCHYARD_URL ?? 'http://127.0.0.1:8080', adminKey, days, by: by as UsageGrouping, request: values.request }));
     return 0;
   } catch (err) {
     if (!(err instanceof UsageCommandError)) throw err;

@@ -28,6 +28,7 @@ import { systemClock } from './runtime/clock.ts';
 import { RecentActivity } from './console/activity.ts';
 import type { ConsoleSource } from './console/views.ts';
 import { openStateBackend, type StateBackend } from './governance/index.ts';
+import { openLedger, registerLedgerMetrics, type RequestLedger } from './ledger/index.ts';
 import type { GatewayConfig } from './config/types.ts';
 import path from 'node:path';
 
@@ -95,6 +96,8 @@ export class Gateway {
   #metricsListener: MetricsListener | undefined;
   /** Limits, budgets and spend, shared by every generation (and, with Redis, every instance). */
   readonly state: StateBackend | undefined;
+  /** The per-request books (`state.ledger`), opened once like the state backend; undefined when none is kept. */
+  readonly ledger: RequestLedger | undefined;
   #watcher: Watcher | undefined;
   /** The last reload asked for: reloads run one after another. */
   #reloading: Promise<unknown> = Promise.resolve();
@@ -105,11 +108,21 @@ export class Gateway {
   /** Connections that have not sent a request yet: Node's close() does not count them idle. */
   readonly #fresh = new Set<Socket>();
 
-  private constructor(runtime: Runtime, log: Logger, options: GatewayOptions, observer: GatewayObserver, instruments: Instruments, state: StateBackend | undefined, consoleSource: ConsoleSource) {
+  private constructor(
+    runtime: Runtime,
+    log: Logger,
+    options: GatewayOptions,
+    observer: GatewayObserver,
+    instruments: Instruments,
+    state: StateBackend | undefined,
+    ledger: RequestLedger | undefined,
+    consoleSource: ConsoleSource,
+  ) {
     this.#runtime = runtime;
     this.#observer = observer;
     this.#instruments = instruments;
     this.state = state;
+    this.ledger = ledger;
     this.log = log;
     this.#options = options;
     this.#watchList = { files: runtime.files, folders: runtime.pluginFolders, known: runtime.inputs };
@@ -122,6 +135,7 @@ export class Gateway {
       observer,
       console: consoleSource,
       state,
+      ledger,
       metricsEndpoint: instruments.metrics && runtime.config.metrics.port === undefined ? { metrics: instruments.metrics, path: runtime.config.metrics.path } : undefined,
       bodyLimit: runtime.bodyLimit,
       headersTimeoutMs: runtime.config.server.headersTimeoutMs,
@@ -165,20 +179,25 @@ export class Gateway {
       runtime: () => gateway?.runtime,
       state: () => gateway?.state,
     });
+    // The per-request books: an observer of each request's end, opened once from the first config's `state.ledger`.
+    const ledger = parsed.config ? await openLedger(parsed.config.state, parsed.configDir, log) : undefined;
+    if (ledger && instruments.metrics) registerLedgerMetrics(instruments.metrics.registry, ledger);
     // The console's recent activity (src/console): an observer like the metrics, handed to the console's routes.
     const activity = new RecentActivity();
-    const observer = combineObservers([...instruments.observers, activity, ...(options.observers ?? [])], (err) => log.warn({ err }, 'an observer failed'));
+    const observer = combineObservers([...instruments.observers, activity, ...(ledger ? [ledger] : []), ...(options.observers ?? [])], (err) => log.warn({ err }, 'an observer failed'));
     const consoleSource: ConsoleSource = { activity, env: options.env ?? process.env, now: () => (options.clock ?? systemClock).now() };
     // Live counters outlive config generations: opened once, from the first config's `state:`.
-    const state = parsed.config ? await (options.openState ?? openState)(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
+    let state: StateBackend | undefined;
     let runtime: Runtime;
     try {
+      state = parsed.config ? await (options.openState ?? openState)(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
       runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer, state });
     } catch (err) {
       await state?.close();
+      await ledger?.close();
       throw err;
     }
-    gateway = new Gateway(runtime, log, options, observer, instruments, state, consoleSource);
+    gateway = new Gateway(runtime, log, options, observer, instruments, state, ledger, consoleSource);
     for (const w of runtime.warnings) log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
     const host = options.host ?? runtime.config.server.host;
     const port = options.port ?? runtime.config.server.port;
@@ -328,6 +347,8 @@ export class Gateway {
     await this.#runtime.close();
     await this.#metricsListener?.close();
     await this.#instruments.close();
+    // After the last request ended: the queue holds every row, and close writes it.
+    await this.ledger?.close();
     await this.state?.close();
   }
 }

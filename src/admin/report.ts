@@ -140,6 +140,14 @@ export function keyReports(config: GatewayConfig, quotas: ReadonlyArray<ScopeQuo
   });
 }
 
+/**
+ * Keys the gateway keeps no counters for (no limits, no budget) get their spend from the
+ * request ledger: every row kept, so `spent_period` is `total`. Counted keys keep their counters' figure.
+ */
+export function withLedgerSpend(reports: KeyReport[], spendUsd: ReadonlyMap<string, number>): KeyReport[] {
+  return reports.map((r) => (r.spent_usd === null ? { ...r, spent_usd: spendUsd.get(r.name) ?? 0, spent_period: 'total' } : r));
+}
+
 /** `quotas` in the order of teamScopes(config). */
 export function teamReports(config: GatewayConfig, quotas: ReadonlyArray<ScopeQuota | undefined>): TeamReport[] {
   return Object.entries(config.teams).map(([name, t], i) => ({

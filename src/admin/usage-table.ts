@@ -18,6 +18,8 @@ export interface UsageCommandOptions {
   by: UsageGrouping;
   /** Epoch ms; default Date.now(). */
   now?: number;
+  /** One request's ledger row instead of the daily report. */
+  request?: string;
 }
 
 /** Columns of text: the first left-aligned, the others right-aligned unless `left` says so. */
@@ -147,8 +149,18 @@ async function get<T>(options: UsageCommandOptions, pathAndQuery: string): Promi
   return body as T;
 }
 
+/** `switchyard usage --request ID`: the request as the ledger booked it, one field a line. */
+async function requestLines(options: UsageCommandOptions, id: string): Promise<string> {
+  const r = await get<Record<string, unknown>>(options, `/admin/v1/requests/${encodeURIComponent(id)}`);
+  const rows = Object.entries(r)
+    .filter(([name]) => name !== 'object' && name !== 'created_at_ms')
+    .map(([name, value]) => [name, name === 'created_at' ? new Date(Number(value) * 1000).toISOString() : value === null ? '-' : typeof value === 'object' ? JSON.stringify(value) : String(value)]);
+  return `${table(rows, new Set([0, 1]))}\n`;
+}
+
 /** The report `switchyard usage` prints. */
 export async function usageReport(options: UsageCommandOptions): Promise<string> {
+  if (options.request !== undefined) return requestLines(options, options.request);
   const now = options.now ?? Date.now();
   const start = (Math.floor(now / 86_400_000) - (options.days - 1)) * 86_400;
   const end = Math.ceil(now / 1000);

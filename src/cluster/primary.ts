@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/types.ts';
 import { isStateCall } from '../governance/ipc-protocol.ts';
 import { answerStateCall } from '../governance/ipc-server.ts';
-import { MemoryStore } from '../governance/memory-store.ts';
+import { openMemoryStore } from '../governance/index.ts';
 import { SOURCE_FILE } from '../plugins/load.ts';
 import { describeFileChanges, watchFiles, type Watcher } from '../runtime/watch.ts';
 import type { StartupBanner } from '../startup-banner.ts';
@@ -39,7 +39,7 @@ const KILL_AFTER_GRACE_MS = 5_000;
 export async function runPrimary(options: PrimaryOptions): Promise<boolean> {
   const { log, config } = options;
   // With the memory backend every worker's limits and spend go through this one store.
-  const store = config.state.backend === 'memory' ? new MemoryStore({ path: path.resolve(options.configDir, config.state.file) }) : undefined;
+  const store = config.state.backend === 'memory' ? openMemoryStore({ path: path.resolve(options.configDir, config.state.file) }, log) : undefined;
   let banner: StartupBanner | undefined;
   let watched: WatchList | undefined;
   let watcher: Watcher | undefined;

@@ -90,6 +90,21 @@ export interface StateConfig {
   onUnavailable: 'closed' | 'open';
   file: string;
   prices?: string;
+  ledger: LedgerConfig;
+}
+
+/** `state.ledger`: the per-request books (src/ledger). */
+export interface LedgerConfig {
+  /** Keep a ledger in the SQLite state file; default: on with the memory backend, off with Redis. */
+  enabled?: boolean;
+  /** A fleet's ledger: every instance writes here (then `enabled` is implied). */
+  postgres?: { url: string; poolSize: number };
+  /** Rows older than this many days are deleted hourly; 0 keeps every row. */
+  retentionDays: number;
+  /** Rows kept in memory while the database cannot be written. */
+  maxQueued: number;
+  /** How long a row waits to be written with others (ms). */
+  flushMs: number;
 }
 
 export interface MetricsConfig {

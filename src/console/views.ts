@@ -4,8 +4,9 @@
  * observer, the state backend's quotas — and carries nothing of a prompt or a completion.
  */
 import { readFileSync } from 'node:fs';
-import { keyReports, keyScopes, quotasOf, teamReports, teamScopes, type KeyReport, type TeamReport } from '../admin/report.ts';
+import { keyReports, keyScopes, quotasOf, teamReports, teamScopes, withLedgerSpend, type KeyReport, type TeamReport } from '../admin/report.ts';
 import type { StateBackend } from '../governance/index.ts';
+import type { RequestLedger } from '../ledger/index.ts';
 import type { Runtime } from '../runtime/build.ts';
 import { BUCKET_MS, WINDOW_MS, targetKey, type BucketView, type RecentActivity, type TargetActivity } from './activity.ts';
 import type { ClusterConsole, ConsoleScope, CoolingTarget, LastReloadView } from './cluster-view.ts';
@@ -122,8 +123,10 @@ export interface KeyView extends KeyReport {
 }
 
 /** Every key with its limits, what is used now and its spend, the biggest spender first. */
-export async function keys(runtime: Runtime, state: StateBackend, activity: RecentActivity, nowMs = Date.now()): Promise<KeyView[]> {
-  const reports = keyReports(runtime.config, await quotasOf(state, keyScopes(runtime.config)), nowMs);
+export async function keys(runtime: Runtime, state: StateBackend, activity: RecentActivity, ledger?: RequestLedger, nowMs = Date.now()): Promise<KeyView[]> {
+  const counted = keyReports(runtime.config, await quotasOf(state, keyScopes(runtime.config)), nowMs);
+  // Keys without limits have no counters: their spend comes from the ledger, when one is kept.
+  const reports = ledger ? withLedgerSpend(counted, await ledger.spendByKey()) : counted;
   return reports.map((r) => ({ ...r, last_request_at: activity.lastRequestOf(r.name) })).sort((a, b) => (b.spent_usd ?? -1) - (a.spent_usd ?? -1) || a.name.localeCompare(b.name));
 }
 

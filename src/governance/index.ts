@@ -4,8 +4,8 @@
  * The contract is types.ts; this opens the store the `state:` section asks for.
  */
 import { createEngine, type EngineOptions } from './engine.ts';
-import { MemoryStore } from './memory-store.ts';
-import type { StateBackend } from './types.ts';
+import { MemoryStore, type MemoryStoreOptions } from './memory-store.ts';
+import type { GovernanceLogger, StateBackend } from './types.ts';
 
 export interface StateConfig {
   backend: 'memory' | 'redis';
@@ -23,7 +23,20 @@ export async function openStateBackend(config: StateConfig, options: EngineOptio
     const store = await RedisStore.open({ url: config.redis.url, prefix: config.redis.prefix, log: options.log });
     return createEngine(store, options);
   }
-  return createEngine(new MemoryStore({ path: config.file, now: options.now }), options);
+  return createEngine(openMemoryStore({ path: config.file, now: options.now }, options.log), options);
+}
+
+/** The memory store on its file; says loudly what a previous process left reserved, booked now. */
+export function openMemoryStore(options: MemoryStoreOptions, log: GovernanceLogger): MemoryStore {
+  const store = new MemoryStore(options);
+  const { requests, nano } = store.recovered;
+  if (requests > 0) {
+    log.warn(
+      { requests, bookedUsd: nano / 1e9, file: options.path },
+      `state file: ${requests} requests were in flight when the gateway last stopped without settling them; their reservations ($${nano / 1e9}) are booked as spent`,
+    );
+  }
+  return store;
 }
 
 export { createEngine, type EngineOptions } from './engine.ts';

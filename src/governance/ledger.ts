@@ -41,6 +41,13 @@ CREATE TABLE IF NOT EXISTS usage (
   priced INTEGER NOT NULL,
   PRIMARY KEY (day, key, team, model)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS reservations (
+  id TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  nano INTEGER NOT NULL,
+  PRIMARY KEY (id, scope)
+) WITHOUT ROWID;
 `;
 
 /** How long usage records wait to be written together. */
@@ -56,6 +63,8 @@ export class Ledger {
   readonly #addSpend: StatementSync;
   readonly #addUsage: StatementSync;
   readonly #usageRows: StatementSync;
+  readonly #reserve: StatementSync;
+  readonly #unreserve: StatementSync;
 
   /** `path` ':memory:' keeps nothing across restarts (tests, or no file configured). */
   constructor(path: string) {
@@ -70,6 +79,8 @@ export class Ledger {
          cached_input = cached_input + excluded.cached_input, cache_write = cache_write + excluded.cache_write,
          output = output + excluded.output, cost_nano = cost_nano + excluded.cost_nano, priced = priced + excluded.priced`,
     );
+    this.#reserve = this.#db.prepare('INSERT INTO reservations (id, scope, at, nano) VALUES (?, ?, ?, ?) ON CONFLICT (id, scope) DO UPDATE SET nano = excluded.nano');
+    this.#unreserve = this.#db.prepare('DELETE FROM reservations WHERE id = ? AND scope = ?');
     this.#usageRows = this.#db.prepare(
       `SELECT day, key, team, model, requests, input, cached_input AS cachedInput, cache_write AS cacheWrite, output, cost_nano AS costNano, priced
        FROM usage WHERE day >= ? AND day <= ? ORDER BY day, key, team, model`,
@@ -85,6 +96,33 @@ export class Ledger {
   addSpend(scope: string, at: number, nano: number): void {
     if (nano === 0) return;
     for (const period of PERIODS) this.#addSpend.run(scope, periodId(period, at), nano);
+  }
+
+  /** A budgeted scope's reservation, kept until it is settled or booked: a crash leaves it to be booked at the next start. */
+  reserve(id: string, scope: string, at: number, nano: number): void {
+    this.#reserve.run(id, scope, at, nano);
+  }
+
+  unreserve(id: string, scope: string): void {
+    this.#unreserve.run(id, scope);
+  }
+
+  /**
+   * Books every reservation a previous process left (it died with those requests in flight) at
+   * its worst case, as the Redis store books a lease that expired, and forgets them; returns
+   * how many and their total. Called once, at open, before any admission.
+   */
+  bookLeftReservations(): { requests: number; nano: number } {
+    return this.atomically(() => {
+      const rows = this.#db.prepare('SELECT id, scope, at, nano FROM reservations').all();
+      let nano = 0;
+      for (const r of rows) {
+        this.addSpend(String(r.scope), Number(r.at), Number(r.nano));
+        nano += Number(r.nano);
+      }
+      this.#db.exec('DELETE FROM reservations');
+      return { requests: new Set(rows.map((r) => String(r.id))).size, nano };
+    });
   }
 
   addUsage(at: number, labels: UsageLabels, usage: TokenUsage, costNano: number | null): void {

@@ -38,6 +38,27 @@ describe('memory store', () => {
     await second.close();
   });
 
+  it('books what a crashed process left reserved at the next open, once; a lease that expired is not booked twice', async () => {
+    const path = join(dir, 'crash.sqlite');
+    const scope = { name: 'key:crash', budgetNano: 10e9, period: 'total' as const };
+    const crashed = new MemoryStore({ path });
+    await crashed.admit({ id: 'in-flight', now: T0, tokens: 1, costNano: 3e9, leaseTtlMs: 60_000, scopes: [scope] });
+    await crashed.admit({ id: 'expires', now: T0, tokens: 1, costNano: 2e9, leaseTtlMs: 1_000, scopes: [scope] });
+    // The short lease expires: charged its worst case now, and gone from the file.
+    const { figures } = await crashed.figures([scope], T0 + 5_000);
+    expect(figures[0]).toMatchObject({ spentNano: 2e9, reservedNano: 3e9 });
+    // No close: the process died. The next open books the request that was still in flight.
+    const next = new MemoryStore({ path });
+    expect(next.recovered).toEqual({ requests: 1, nano: 3e9 });
+    expect((await next.figures([scope], T0 + 6_000)).figures[0]).toMatchObject({ spentNano: 5e9, reservedNano: 0 });
+    await next.close();
+    const again = new MemoryStore({ path });
+    expect(again.recovered).toEqual({ requests: 0, nano: 0 });
+    expect((await again.figures([scope], T0 + 7_000)).figures[0]).toMatchObject({ spentNano: 5e9 });
+    await again.close();
+    await crashed.close();
+  });
+
   it('renews the leases of requests in flight, so a long stream keeps its slot', async () => {
     let now = T0;
     const engine = createEngine(new MemoryStore({ now: () => now }), { log: recordingLogger(), now: () => now, leaseTtlMs: 30_000, renewEveryMs: 5 });

@@ -2,7 +2,10 @@
  * `state.backend: memory`: one process's counters, exact because JavaScript runs each operation
  * to its end before the next starts (the same all-or-nothing step the Redis store gets from a
  * Lua script). Windows and leases live in memory and are lost on restart, as rate windows may
- * be; spend and usage go to a SQLite file (ledger.ts) and survive it.
+ * be; spend and usage go to a SQLite file (ledger.ts) and survive it. So does each budgeted
+ * scope's reservation, from admission to settlement: after a crash the next start books the
+ * reservations left at their worst case, as the Redis store books a lease that expired, so the
+ * spend of the requests in flight at the crash is never lost.
  */
 import { Ledger } from './ledger.ts';
 import { periodId } from './periods.ts';
@@ -36,11 +39,26 @@ export class MemoryStore implements ScopeStore {
   readonly #scopes = new Map<string, ScopeState>();
   /** Requests admitted and not yet settled, with when to forget them: a second settle is a no-op. */
   readonly #open = new Map<string, number>();
+  /** Request id → the budgeted scopes whose reservation is in the file. */
+  readonly #persisted = new Map<string, Set<string>>();
   #nextSweep = 0;
+  /** What a previous process left reserved (it died with requests in flight), booked at open. */
+  readonly recovered: { requests: number; nano: number };
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#ledger = new Ledger(options.path ?? ':memory:');
     this.#now = options.now ?? Date.now;
+    this.recovered = this.#ledger.bookLeftReservations();
+  }
+
+  /** Forgets the persisted reservations of `id` in `scopes`; returns those there were (to delete from the file). */
+  #release(id: string, scopes: Iterable<string>): string[] {
+    const held = this.#persisted.get(id);
+    if (!held) return [];
+    const freed: string[] = [];
+    for (const name of scopes) if (held.delete(name)) freed.push(name);
+    if (held.size === 0) this.#persisted.delete(id);
+    return freed;
   }
 
   #state(name: string): ScopeState {
@@ -52,7 +70,17 @@ export class MemoryStore implements ScopeStore {
   /** Trims the scope's windows, charges its dead leases, and returns what it has spent in `scope.period`. */
   #refresh(scope: RawScope, now: number): { state: ScopeState; spent: number } {
     const state = this.#state(scope.name);
-    this.#ledger.addSpend(scope.name, now, state.trim(now));
+    const expired: string[] = [];
+    const charged = state.trim(now, (id) => expired.push(id));
+    const booked = expired.filter((id) => this.#release(id, [scope.name]).length > 0);
+    if (booked.length === 0) this.#ledger.addSpend(scope.name, now, charged);
+    else {
+      // The dead leases' worst case is booked and their reservations leave the file together.
+      this.#ledger.atomically(() => {
+        this.#ledger.addSpend(scope.name, now, charged);
+        for (const id of booked) this.#ledger.unreserve(id, scope.name);
+      });
+    }
     return { state, spent: this.#ledger.spent(scope.name, periodId(scope.period, now)) };
   }
 
@@ -63,6 +91,14 @@ export class MemoryStore implements ScopeStore {
     const violations = request.scopes.flatMap((scope, i) => live[i]!.state.check(i, scope, request.id, request.tokens, request.costNano, live[i]!.spent));
     const admitted = violations.length === 0;
     if (admitted) {
+      // Budgeted scopes' reservations go to the file first: if it fails, nothing was reserved.
+      const budgeted = request.costNano > 0 ? request.scopes.filter((scope) => scope.budgetNano !== undefined) : [];
+      if (budgeted.length > 0) {
+        durably(() => this.#ledger.atomically(() => budgeted.forEach((scope) => this.#ledger.reserve(request.id, scope.name, now, request.costNano))));
+        let held = this.#persisted.get(request.id);
+        if (!held) this.#persisted.set(request.id, (held = new Set()));
+        for (const scope of budgeted) held.add(scope.name);
+      }
       for (const { state } of live) state.reserve(request.id, now, request.tokens, request.costNano, request.leaseTtlMs);
       this.#open.set(request.id, now + OPEN_REQUEST_TTL_MS);
     }
@@ -76,7 +112,18 @@ export class MemoryStore implements ScopeStore {
     // The file first: if it fails, nothing changed and the settlement can be replayed whole.
     // A reserved lease that is gone expired and was charged its worst case already.
     const charged = costNano === null || costNano === 0 ? [] : settlement.scopes.filter((_, i) => !reserved || states[i]?.holds(id));
-    if (charged.length) durably(() => this.#ledger.atomically(() => charged.forEach((name) => this.#ledger.addSpend(name, settlement.at, costNano!))));
+    // The settled scopes' reservations leave the file with the spend that replaces them (a final settle: all of them).
+    const held = this.#persisted.get(id);
+    const freed = held ? [...held].filter((name) => final || settlement.scopes.includes(name)) : [];
+    if (charged.length || freed.length) {
+      durably(() =>
+        this.#ledger.atomically(() => {
+          for (const name of charged) this.#ledger.addSpend(name, settlement.at, costNano!);
+          for (const name of freed) this.#ledger.unreserve(id, name);
+        }),
+      );
+      this.#release(id, freed);
+    }
     // Usage records are gathered and written together (they feed reports, not budgets).
     if (final && settlement.labels) this.#ledger.addUsage(settlement.at, settlement.labels, settlement.usage, costNano);
     if (final) this.#open.delete(id);

@@ -17,8 +17,11 @@ export class ScopeState {
   readonly #leases = new Map<string, Held>();
   #reservedNano = 0;
 
-  /** Drops what left the window; returns the reserved cost of expired leases, for the caller to charge. */
-  trim(now: number): number {
+  /**
+   * Drops what left the window; returns the reserved cost of expired leases, for the caller to
+   * charge, and names each expired lease to `expired` (its persisted reservation is then booked).
+   */
+  trim(now: number, expired?: (id: string) => void): number {
     this.#requests.trim(now - WINDOW_MS);
     this.#tokens.trim(now - WINDOW_MS);
     let charged = 0;
@@ -26,6 +29,7 @@ export class ScopeState {
       if (lease.expiresAt > now) continue;
       charged += lease.costNano;
       this.#leases.delete(id);
+      expired?.(id);
     }
     this.#reservedNano -= charged;
     return charged;

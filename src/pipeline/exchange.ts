@@ -10,7 +10,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { joinDrops } from './drops.ts';
 import type { GatewayError } from '../errors.ts';
-import type { Lease, TokenEstimate } from '../governance/index.ts';
+import type { Lease, TokenEstimate, TokenUsage } from '../governance/index.ts';
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, Usage } from '../openai-types.ts';
 import type { AttemptRecord, AttemptView, Drop, GatewayResponse, Ingress, KeyIdentity, ModelRoute, NativeRequest, Operation, RequestContext, RequestOutcome, RouteTarget } from '../plugin-api.ts';
 
@@ -162,6 +162,8 @@ export interface ExchangeView {
   readonly attempts: readonly AttemptRecord[];
   readonly timing: RequestTiming;
   readonly usage: Usage | undefined;
+  /** What an answer without a usage report was charged as (the governor's estimate). */
+  readonly estimatedUsage?: TokenUsage;
   readonly costUsd: number | null | undefined;
   readonly upstreamModel: string | undefined;
   readonly status: number | undefined;
@@ -211,6 +213,8 @@ export class Exchange implements ExchangeView {
   /** The governor's reservation, from admission to settlement. */
   hold: LimitHold | undefined;
   usage: Usage | undefined;
+  /** Set by the governor when it charged an answer without a usage report its estimate. */
+  estimatedUsage: TokenUsage | undefined;
   /** USD for this request's tokens at its target's price; null when the price is unknown. */
   costUsd: number | null | undefined;
   upstreamModel: string | undefined;

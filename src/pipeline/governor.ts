@@ -111,6 +111,7 @@ export class Governor implements Limits {
     if (delivered !== undefined) {
       usage = { input: (hold.estimate ?? tokenEstimate(x.body)).prompt, cachedInput: 0, cacheWrite: 0, output: Math.ceil(delivered / CHARS_PER_TOKEN) };
       x.costUsd = costOf(x.attempt?.target.price, usage);
+      x.estimatedUsage = usage;
     }
     if (!usage) {
       await this.#backend.release(hold.lease);

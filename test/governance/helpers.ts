@@ -114,8 +114,8 @@ export interface GatewayProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** `switchyard --config FILE --port 0` as an operator runs it, once its listening line is out. */
-export async function spawnGateway(configFile: string): Promise<GatewayProcess> {
+/** `switchyard --config FILE --port 0` as an operator runs it, once its listening line is out (within `startMs`: more on a busy machine). */
+export async function spawnGateway(configFile: string, startMs = 15_000): Promise<GatewayProcess> {
   const child = spawn(process.execPath, [BIN, '--config', configFile, '--port', '0', '--host', '127.0.0.1', '--no-watch'], {
     cwd: path.dirname(configFile),
     env: { ...process.env, OPENAI_API_KEY: '' },
@@ -125,7 +125,7 @@ export async function spawnGateway(configFile: string): Promise<GatewayProcess> 
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   let m: RegExpExecArray | null = null;
-  for (const deadline = Date.now() + 15_000; !(m = /Switchyard listening on (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(out)) && Date.now() < deadline && child.exitCode === null; ) await sleep(20);
+  for (const deadline = Date.now() + startMs; !(m = /Switchyard listening on (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(out)) && Date.now() < deadline && child.exitCode === null; ) await sleep(20);
   if (!m) {
     child.kill('SIGKILL');
     throw new Error(`the gateway did not start (exit ${child.exitCode}):\n${out}`);

@@ -91,12 +91,13 @@ describe('switchyard usage', () => {
       .split(/\s{2,}/);
     const tomorrow = new Date(Math.ceil(Date.now() / 86_400_000) * 86_400_000).toISOString().slice(0, 16);
     expect(search).toEqual(['search-prod', 'search', '58/60', '-', '0/2', '1 daily', String(2 * GPT), String(1 - 2 * GPT), `${tomorrow}Z`, '-']);
+    // No limits, no budget: the spend is the request ledger's (its priced request; the unpriced one adds nothing).
     expect(
       keys
         .split('\n')
         .find((l) => l.startsWith('ads'))!
         .split(/\s{2,}/),
-    ).toEqual(['ads', '-', '-', '-', '-', '-', '-', '-', '-', '2099-06-30']);
+    ).toEqual(['ads', '-', '-', '-', '-', '-', String(GPT), '-', '-', '2099-06-30']);
     for (const secret of [ADMIN, SEARCH, ADS]) expect(r.stdout).not.toContain(secret);
   });
 

@@ -31,7 +31,7 @@ function program(file: string, output = ''): string {
 describe("npm test's system programs", () => {
   it('finds each program where its tests look: PATH, and CHROMIUM_PATH for the browser', () => {
     const bin = path.join(dir, 'bin');
-    for (const name of ['redis-server', 'promtool', 'prometheus']) program(path.join(bin, name));
+    for (const name of ['redis-server', 'promtool', 'prometheus', 'initdb', 'pg_ctl']) program(path.join(bin, name));
     const chromium = program(path.join(dir, 'browsers', 'chromium'));
     expect(missingServices({ PATH: bin, CHROMIUM_PATH: chromium })).toEqual([]);
 
@@ -56,10 +56,10 @@ describe("npm test's system programs", () => {
     const all = SERVICES.map((service) => ({ service, programs: Object.keys(service.programs) }));
     const lines = installMessage(all).split('\n');
     expect(lines).toHaveLength(4);
-    expect(lines[0]).toContain('redis-server, chromium, prometheus (promtool, prometheus)');
-    expect(lines[1]).toBe('  Debian/Ubuntu: sudo apt-get install -y redis-server chromium prometheus');
-    expect(lines[2]).toBe('  Fedora:        sudo dnf install -y redis chromium golang-github-prometheus, then export CHROMIUM_PATH=/usr/bin/chromium-browser');
-    expect(lines[3]).toBe('  macOS:         brew install redis prometheus && brew install --cask chromium, then export CHROMIUM_PATH=/Applications/Chromium.app/Contents/MacOS/Chromium');
+    expect(lines[0]).toContain('redis-server, chromium, prometheus (promtool, prometheus), postgresql (initdb, pg_ctl)');
+    expect(lines[1]).toBe('  Debian/Ubuntu: sudo apt-get install -y redis-server chromium prometheus postgresql');
+    expect(lines[2]).toBe('  Fedora:        sudo dnf install -y redis chromium golang-github-prometheus postgresql-server, then export CHROMIUM_PATH=/usr/bin/chromium-browser');
+    expect(lines[3]).toBe('  macOS:         brew install redis prometheus postgresql && brew install --cask chromium, then export CHROMIUM_PATH=/Applications/Chromium.app/Contents/MacOS/Chromium');
 
     const redisOnly = installMessage(all.filter((m) => m.service.name === 'redis-server')).split('\n');
     expect(redisOnly.slice(1)).toEqual(['  Debian/Ubuntu: sudo apt-get install -y redis-server', '  Fedora:        sudo dnf install -y redis', '  macOS:         brew install redis']);

@@ -105,7 +105,7 @@ export const consoleRoutes: RouteModule = {
       '/admin/v1/console/keys',
       admin(deps, async (runtime) => {
         const view = await gather({ recent: 0 });
-        return { object: 'list', data: await fromState(deps, (state) => keys(runtime, state, view.activity)), scope: view.scope() };
+        return { object: 'list', data: await fromState(deps, (state) => keys(runtime, state, view.activity, deps.ledger)), scope: view.scope() };
       }),
     );
     app.get(

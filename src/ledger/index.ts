@@ -1,0 +1,49 @@
+/**
+ * The request ledger (`state.ledger`): one row per request on the books, in the SQLite state
+ * file (one node) or PostgreSQL (a fleet). This opens the configured engine; the pg driver is
+ * loaded only when PostgreSQL is configured.
+ */
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { StateConfig } from '../config/types.ts';
+import { RequestLedger } from './book.ts';
+import type { LedgerEngine } from './engine.ts';
+import { SqliteLedger } from './sqlite.ts';
+
+export { RequestLedger, type LedgerStats } from './book.ts';
+export type { LedgerRow } from './record.ts';
+export { registerLedgerMetrics } from './metrics.ts';
+export { requestReport, type RequestReport } from './report.ts';
+
+/**
+ * Whether a ledger is kept: with PostgreSQL configured, always; otherwise by `enabled`, which
+ * defaults to on with the memory backend (its state file) and off with Redis (a file per
+ * instance would not be the fleet's books).
+ */
+export function ledgerEngineOf(state: StateConfig): 'postgres' | 'sqlite' | undefined {
+  if (state.ledger.postgres) return 'postgres';
+  return (state.ledger.enabled ?? state.backend === 'memory') ? 'sqlite' : undefined;
+}
+
+/** Opens the ledger `state` asks for and starts its writer; undefined when none is kept. */
+export async function openLedger(state: StateConfig, configDir: string, log: Logger): Promise<RequestLedger | undefined> {
+  const kind = ledgerEngineOf(state);
+  if (!kind) return undefined;
+  const { postgres, retentionDays, maxQueued, flushMs } = state.ledger;
+  let engine: LedgerEngine;
+  if (kind === 'postgres') {
+    const { PostgresLedger } = await import('./postgres.ts');
+    engine = new PostgresLedger({
+      url: postgres!.url,
+      poolSize: postgres!.poolSize,
+      onIdleError: (err) => log.warn({ err: err.message }, 'request ledger: a PostgreSQL connection broke; the pool opens another'),
+    });
+  } else {
+    engine = new SqliteLedger(path.resolve(configDir, state.file));
+  }
+  const ledger = new RequestLedger({ engine, log, retentionDays, maxQueued, flushMs });
+  await ledger.start();
+  const where = kind === 'postgres' ? 'PostgreSQL' : `SQLite ${state.file}`;
+  log.info({ engine: kind, retentionDays }, `request ledger: ${where}${ledger.stats.up ? '' : ' (not reachable yet: rows are queued)'}`);
+  return ledger;
+}

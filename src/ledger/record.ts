@@ -1,0 +1,188 @@
+/**
+ * One request on the books: what the ledger keeps of a request that reached an upstream or was
+ * refused by a limit, built from the exchange when it ends. Plain data (numbers and strings),
+ * so a queued row holds nothing of the request (no body, no headers) while the database is down.
+ */
+import { randomBytes } from 'node:crypto';
+import { tokenUsageOf } from '../governance/cost.ts';
+import { dayId } from '../governance/periods.ts';
+import type { ExchangeView } from '../pipeline/exchange.ts';
+
+/** Why a row has no cost: the target has no price, nothing was used or reported, or a limit refused it. */
+export type CostNote = 'unpriced' | 'no_usage' | 'refused';
+
+export interface LedgerRow {
+  /**
+   * The row's own id, made when it is queued: what makes a retried batch idempotent. Not the
+   * request id, which a client may choose (x-request-id) and send twice: each request is booked.
+   */
+  entry: string;
+  /** The request id (x-request-id). */
+  id: string;
+  /** Epoch ms when the request arrived. */
+  at: number;
+  key: string | null;
+  team: string | null;
+  /** The alias the client asked for. */
+  model: string | null;
+  provider: string | null;
+  targetModel: string | null;
+  ingress: string;
+  operation: string;
+  status: number;
+  errorCode: string | null;
+  inputTokens: number | null;
+  cachedTokens: number | null;
+  cacheWriteTokens: number | null;
+  outputTokens: number | null;
+  /** Nano-USD (integers add up exactly); null with `costNote` saying why. */
+  costNano: number | null;
+  costNote: CostNote | null;
+  /** Whether the upstream reported the usage, or the gateway estimated it (an answer without usage). */
+  usageSource: 'reported' | 'estimated' | null;
+  durationMs: number;
+  ttftMs: number | null;
+  /** Attempts that reached a provider. */
+  attempts: number;
+}
+
+/** The columns in the order the engines write them. */
+export const COLUMNS = [
+  'entry',
+  'id',
+  'at',
+  'day',
+  'key',
+  'team',
+  'model',
+  'provider',
+  'target_model',
+  'ingress',
+  'operation',
+  'status',
+  'error_code',
+  'input_tokens',
+  'cached_tokens',
+  'cache_write_tokens',
+  'output_tokens',
+  'cost_nano',
+  'cost_note',
+  'usage_source',
+  'duration_ms',
+  'ttft_ms',
+  'attempts',
+] as const;
+
+export type LedgerValue = string | number | null;
+
+export function valuesOf(r: LedgerRow): LedgerValue[] {
+  return [
+    r.entry,
+    r.id,
+    r.at,
+    // The UTC day reports group by, made here by the writer rather than on the serving thread.
+    dayId(r.at),
+    r.key,
+    r.team,
+    r.model,
+    r.provider,
+    r.targetModel,
+    r.ingress,
+    r.operation,
+    r.status,
+    r.errorCode,
+    r.inputTokens,
+    r.cachedTokens,
+    r.cacheWriteTokens,
+    r.outputTokens,
+    r.costNano,
+    r.costNote,
+    r.usageSource,
+    r.durationMs,
+    r.ttftMs,
+    r.attempts,
+  ];
+}
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+/** A row as a database returns it (snake case; PostgreSQL's BIGINT as text) → a LedgerRow. */
+export function rowFrom(r: Record<string, unknown>): LedgerRow {
+  return {
+    entry: String(r.entry),
+    id: String(r.id),
+    at: Number(r.at),
+    key: str(r.key),
+    team: str(r.team),
+    model: str(r.model),
+    provider: str(r.provider),
+    targetModel: str(r.target_model),
+    ingress: String(r.ingress),
+    operation: String(r.operation),
+    status: Number(r.status),
+    errorCode: str(r.error_code),
+    inputTokens: num(r.input_tokens),
+    cachedTokens: num(r.cached_tokens),
+    cacheWriteTokens: num(r.cache_write_tokens),
+    outputTokens: num(r.output_tokens),
+    costNano: num(r.cost_nano),
+    costNote: str(r.cost_note) as CostNote | null,
+    usageSource: str(r.usage_source) as LedgerRow['usageSource'],
+    durationMs: Number(r.duration_ms),
+    ttftMs: num(r.ttft_ms),
+    attempts: Number(r.attempts),
+  };
+}
+
+/** This process's prefix: entries are unique across processes and restarts, and cost a counter's increment. */
+const ENTRY_PREFIX = randomBytes(12).toString('base64url');
+let entries = 0;
+const nextEntry = (): string => `${ENTRY_PREFIX}${(++entries).toString(36)}`;
+
+/** Whether the request belongs on the books: it reached an upstream, or a limit refused it. */
+export function isBooked(x: ExchangeView): boolean {
+  if (x.refusal) return true;
+  for (const a of x.attempts) if (a.outcome !== 'skipped') return true;
+  return false;
+}
+
+/** The row for a request that has ended (after settlement: the cost is final). */
+export function rowOf(x: ExchangeView, now: number = performance.now()): LedgerRow {
+  const at = Math.round(performance.timeOrigin + x.startedAt);
+  const reported = x.usage !== undefined;
+  const tokens = x.usage ? tokenUsageOf(x.usage) : x.estimatedUsage;
+  let attempts = 0;
+  let last: ExchangeView['attempts'][number] | undefined;
+  for (const a of x.attempts) {
+    if (a.outcome === 'skipped') continue;
+    attempts++;
+    last = a;
+  }
+  const error = x.streamError ?? x.error;
+  const costNote: CostNote | null = x.refusal ? 'refused' : !tokens ? 'no_usage' : x.costUsd === null || x.costUsd === undefined ? 'unpriced' : null;
+  return {
+    entry: nextEntry(),
+    id: x.id,
+    at,
+    key: x.key?.name ?? null,
+    team: x.key?.team ?? null,
+    model: x.route?.name ?? (typeof x.body?.model === 'string' ? x.body.model : null),
+    provider: last?.provider ?? null,
+    targetModel: x.upstreamModel ?? last?.model ?? null,
+    ingress: x.ingress,
+    operation: x.operation,
+    status: x.status ?? 0,
+    errorCode: error?.code ?? null,
+    inputTokens: tokens?.input ?? null,
+    cachedTokens: tokens?.cachedInput ?? null,
+    cacheWriteTokens: tokens?.cacheWrite ?? null,
+    outputTokens: tokens?.output ?? null,
+    costNano: costNote === null ? Math.round((x.costUsd as number) * 1e9) : null,
+    costNote,
+    usageSource: reported ? 'reported' : tokens ? 'estimated' : null,
+    durationMs: Math.round(Math.max(0, now - x.startedAt)),
+    ttftMs: x.timing.firstChunkMs === undefined ? null : Math.round(x.timing.firstChunkMs),
+    attempts,
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * One case: a client asked, through one family's gateway, to write a file and say a final text,
+ * with the scripted model answering. It passes when the client exits 0, the file holds the
+ * content, and the client printed the final text; the outcome also says which wire reached the
+ * upstream (pass-through when it is the client's own).
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { AgentClient, RunResult } from './clients/run.ts';
+import { tempDir } from './clients/run.ts';
+import type { Family } from './gateways.ts';
+import { type AgentCase, promptFor } from './script/model.ts';
+import type { ScriptedModel, Wire } from './script/upstream.ts';
+
+export interface Outcome {
+  client: string;
+  family: Family;
+  passed: boolean;
+  /** Why it failed: empty when it passed. */
+  problems: string[];
+  /** `pass-through` or `translated (responses → chat)`, from the wires the upstream saw. */
+  mode: string;
+  result: RunResult;
+  seconds: number;
+}
+
+function slug(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
+}
+
+/** How the requests of a case reached the upstream. */
+function modeOf(speaks: Wire, wires: Wire[]): string {
+  const seen = [...new Set(wires)];
+  if (seen.length === 0) return 'no upstream call';
+  if (seen.length === 1 && seen[0] === speaks) return 'pass-through';
+  return `translated (${speaks} → ${seen.join(', ')})`;
+}
+
+/** The end of a long text: the part of a CLI's log that says what went wrong. */
+function tail(text: string, lines = 12): string {
+  return text.trim().split('\n').slice(-lines).join('\n');
+}
+
+export async function runCase(client: AgentClient, family: Family, model: ScriptedModel, gatewayUrl: string, apiKey: string, alias: string): Promise<Outcome> {
+  const workDir = tempDir('work');
+  const c: AgentCase = {
+    id: `${slug(client.id)}-${family}-${randomBytes(3).toString('hex')}`,
+    file: path.join(workDir, 'agent-note.txt'),
+    content: `note-${randomBytes(4).toString('hex')}`,
+    finalText: `All done ${randomBytes(4).toString('hex')}`,
+  };
+  model.cases.add(c);
+  const started = Date.now();
+  const result = await client.run({ gatewayUrl, apiKey, alias, prompt: promptFor(c), case: c, workDir, homeDir: tempDir('home') });
+  const problems: string[] = [];
+  if (result.exitCode !== 0) problems.push(`exit code ${result.exitCode}`);
+  const written = existsSync(c.file) ? readFileSync(c.file, 'utf8') : undefined;
+  if (written === undefined) problems.push('no file written');
+  else if (written.trim() !== c.content) problems.push(`file holds ${JSON.stringify(written.slice(0, 80))}`);
+  if (!result.output.includes(c.finalText)) problems.push('final text not printed');
+  const turns = model.turns.filter((t) => t.caseId === c.id);
+  return {
+    client: client.id,
+    family,
+    passed: problems.length === 0,
+    problems,
+    mode: modeOf(
+      client.speaks,
+      turns.map((t) => t.wire),
+    ),
+    result,
+    seconds: (Date.now() - started) / 1000,
+  };
+}
+
+/** What a failing case's assertion prints: the problems, the model turns, the client's last words. */
+export function explain(o: Outcome, model: ScriptedModel): string {
+  const turns = model.turns.filter((t) => t.caseId?.startsWith(`${slug(o.client)}-${o.family}-`));
+  const seen = turns.map(
+    (t) => `  ${t.wire}: ${t.decision.kind === 'tool' ? `call ${t.decision.tool.name}` : `text ${JSON.stringify(t.decision.text)}`} (${t.tools.length} tools, ${t.toolResults.length} results)`,
+  );
+  return [`${o.client} → ${o.family}: ${o.problems.join('; ')}`, 'model turns:', ...(seen.length ? seen : ['  none']), 'output:', tail(o.result.output), 'log:', tail(o.result.log)].join('\n');
+}

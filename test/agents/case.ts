@@ -19,6 +19,8 @@ export interface Outcome {
   passed: boolean;
   /** Why it failed: empty when it passed. */
   problems: string[];
+  /** The error the client reported, when it failed with one: status and message, shortened. */
+  cause?: string;
   /** `pass-through` or `translated (responses → chat)`, from the wires the upstream saw. */
   mode: string;
   result: RunResult;
@@ -38,6 +40,22 @@ function modeOf(speaks: Wire, wires: Wire[]): string {
   if (seen.length === 0) return 'no upstream call';
   if (seen.length === 1 && seen[0] === speaks) return 'pass-through';
   return `translated (${speaks} → ${seen.join(', ')})`;
+}
+
+/**
+ * The error a failed client reported, from what it printed: the first HTTP error status and the
+ * first error message (a JSON `message`, or the text after Claude Code's `API Error: 400`), with
+ * request ids taken out so that the same failure reads the same each run.
+ */
+export function causeOf(text: string): string | undefined {
+  const status = /\b(?:status:?\s*|API Error:\s*|Error:?\s*)([45]\d\d)\b/.exec(text)?.[1] ?? /\b([45]\d\d)\b(?= |\{)/.exec(text)?.[1];
+  const message = /"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"/.exec(text)?.[1] ?? /API Error: [45]\d\d ([^\n]{1,300})/.exec(text)?.[1];
+  if (!status && !message) return undefined;
+  const short = message
+    ?.replace(/\b(?:req|msg|resp)_[0-9a-zA-Z]+/g, '…')
+    .replace(/\\"/g, '"')
+    .slice(0, 90);
+  return [status, short].filter(Boolean).join(' ');
 }
 
 /** The end of a long text: the part of a CLI's log that says what went wrong. */
@@ -83,5 +101,13 @@ export function explain(o: Outcome, model: ScriptedModel): string {
   const seen = turns.map(
     (t) => `  ${t.wire}: ${t.decision.kind === 'tool' ? `call ${t.decision.tool.name}` : `text ${JSON.stringify(t.decision.text)}`} (${t.tools.length} tools, ${t.toolResults.length} results)`,
   );
-  return [`${o.client} → ${o.family}: ${o.problems.join('; ')}`, 'model turns:', ...(seen.length ? seen : ['  none']), 'output:', tail(o.result.output), 'log:', tail(o.result.log)].join('\n');
+  return [
+    `${o.client} → ${o.family}: ${o.problems.join('; ')}${o.cause ? ` (${o.cause})` : ''}`,
+    'model turns:',
+    ...(seen.length ? seen : ['  none']),
+    'output:',
+    tail(o.result.output),
+    'log:',
+    tail(o.result.log),
+  ].join('\n');
 }

@@ -16,7 +16,7 @@ const END = '<!-- agents-matrix:end -->';
 function cell(o: Outcome | undefined): string {
   if (!o) return '—';
   const mode = o.mode.startsWith('translated') ? 'translated' : o.mode;
-  return o.passed ? `✅ ${mode}` : `❌ ${o.problems.join(', ')}`;
+  return o.passed ? `✅ ${mode}` : `❌ ${o.cause ? o.cause.replace(/\|/g, '\\|') : o.problems.join(', ')}`;
 }
 
 export function matrixTable(outcomes: Outcome[], clients: string[], families: readonly Family[]): string {
@@ -28,7 +28,7 @@ export function matrixTable(outcomes: Outcome[], clients: string[], families: re
 export function publishMatrix(outcomes: Outcome[], clients: string[], families: readonly Family[]): string | undefined {
   const table = matrixTable(outcomes, clients, families);
   writeFileSync(new URL('matrix.md', HERE), `${table}\n`);
-  const details = outcomes.map(({ client, family, passed, problems, mode, seconds }) => ({ client, family, passed, problems, mode, seconds }));
+  const details = outcomes.map(({ client, family, passed, problems, cause, mode, seconds }) => ({ client, family, passed, problems, cause, mode, seconds }));
   writeFileSync(new URL('matrix.json', HERE), `${JSON.stringify(details, null, 2)}\n`);
   const readme = readFileSync(README, 'utf8');
   const from = readme.indexOf(START);

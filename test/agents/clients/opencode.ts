@@ -1,8 +1,8 @@
 /**
  * opencode, `opencode run`: a provider on its bundled `@ai-sdk/openai-compatible` (chat
  * completions) at the gateway, given as OPENCODE_CONFIG_CONTENT, edits and shell allowed, and
- * its downloads (models list, LSP servers, default plugins, updates, sharing) switched off so it
- * runs offline.
+ * its downloads (models list, LSP servers, plugins, updates, sharing) switched off; the npm
+ * look-up it still makes at start meets the offline proxy of run.ts.
  */
 import { type AgentClient, cliPath, runCli } from './run.ts';
 
@@ -32,5 +32,6 @@ export const opencode: AgentClient = {
       OPENCODE_DISABLE_SHARE: '1',
       OPENCODE_DISABLE_CLAUDE_CODE: '1',
       OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
+      OPENCODE_PURE: '1',
     }),
 };

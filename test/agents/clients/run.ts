@@ -46,7 +46,9 @@ const AGENTS_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 export function cliPath(name: string): string {
   const bin = path.join(AGENTS_DIR, 'node_modules', '.bin', name);
   if (!existsSync(bin)) {
-    throw new Error(`${name} is not installed in test/agents/node_modules: run \`npm test\` (scripts/test-services.mjs installs the pinned agent CLIs) or \`npm ci --prefix test/agents\``);
+    throw new Error(
+      `${name} is not installed in test/agents/node_modules: run \`npm test\` (scripts/test-services.mjs installs the pinned agent CLIs) or \`npm install --prefix test/agents --no-package-lock --ignore-scripts\``,
+    );
   }
   return bin;
 }
@@ -73,9 +75,26 @@ export async function limited<T>(task: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Whatever of the parent environment a CLI needs to run at all (no keys, no proxies, no user config). */
+/**
+ * A proxy on a loopback port nothing listens on: whatever a CLI would fetch from the internet
+ * besides the model (opencode asks the npm registry for its plugin at every start, whatever its
+ * flags say) fails at once instead of reaching out, so the cases pass offline and say so.
+ */
+const NOWHERE = 'http://127.0.0.1:9';
+const OFFLINE: Record<string, string> = {
+  HTTPS_PROXY: NOWHERE,
+  HTTP_PROXY: NOWHERE,
+  ALL_PROXY: NOWHERE,
+  https_proxy: NOWHERE,
+  http_proxy: NOWHERE,
+  NO_PROXY: '127.0.0.1,localhost',
+  no_proxy: '127.0.0.1,localhost',
+  NODE_USE_ENV_PROXY: '1',
+};
+
+/** Whatever of the parent environment a CLI needs to run at all (no keys, no user config), offline. */
 function baseEnv(homeDir: string): Record<string, string> {
-  const env: Record<string, string> = { HOME: homeDir, PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: homeDir, LANG: 'C.UTF-8', TERM: 'dumb', NO_COLOR: '1', CI: '1' };
+  const env: Record<string, string> = { HOME: homeDir, PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: homeDir, LANG: 'C.UTF-8', TERM: 'dumb', NO_COLOR: '1', CI: '1', ...OFFLINE };
   for (const dir of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME']) env[dir] = path.join(homeDir, dir.toLowerCase());
   return env;
 }

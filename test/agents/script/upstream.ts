@@ -24,7 +24,7 @@ export interface Turn {
 
 interface WireFormat {
   read(body: unknown, raw: string): TurnView;
-  answer(decision: Decision, model: string, stream: boolean): ScriptedResponse;
+  answer(decision: Decision, model: string, stream: boolean, body: unknown): ScriptedResponse;
 }
 
 const FORMATS: Record<Wire, WireFormat> = {
@@ -67,7 +67,7 @@ export function scriptedModel(): ScriptedModel {
     const decision = cases.decide(view);
     turns.push({ wire: where.wire, caseId: cases.find(req.raw)?.id, decision, tools: view.tools.map((t) => t.name), toolResults: view.toolResults });
     const stream = where.stream ?? req.body?.stream === true;
-    return format.answer(decision, where.model ?? req.body?.model ?? 'scripted', stream);
+    return format.answer(decision, where.model ?? req.body?.model ?? 'scripted', stream, req.body);
   });
   return { upstream, cases, turns };
 }

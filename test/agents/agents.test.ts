@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestGateway } from '../../src/kit/testing/index.ts';
-import { explain, type Outcome, runCase } from './case.ts';
+import { explain, type Outcome, runCase, slug } from './case.ts';
 import { claudeCode } from './clients/claude-code.ts';
 import { codexAlias, codexDefaultModel } from './clients/codex.ts';
 import { geminiCli } from './clients/gemini-cli.ts';
@@ -16,7 +16,7 @@ import { anthropicToolRunner } from './clients/sdk-anthropic-tool-runner.ts';
 import { langchain } from './clients/sdk-langchain.ts';
 import { openaiAgents } from './clients/sdk-openai-agents.ts';
 import { vercelAi } from './clients/sdk-vercel-ai.ts';
-import { AGENT_KEY, ALIAS, FAMILIES, type Family, startGateways } from './gateways.ts';
+import { ALIAS, FAMILIES, type Family, startGateways } from './gateways.ts';
 import { publishMatrix } from './matrix.ts';
 import { scriptedModel } from './script/upstream.ts';
 
@@ -30,7 +30,10 @@ const outcomes: Outcome[] = [];
 
 beforeAll(async () => {
   await model.upstream.start();
-  gateways = await startGateways(model.upstream.url);
+  gateways = await startGateways(
+    model.upstream.url,
+    CLIENTS.map((c) => slug(c.id)),
+  );
 });
 
 afterAll(async () => {
@@ -51,7 +54,7 @@ describe.concurrent('coding agents through the gateway', () => {
   for (const client of CLIENTS.filter((c) => !ONLY || ONLY.includes(c.id))) {
     for (const family of FAMILIES) {
       it(`${client.id} → ${family}`, { timeout: 240_000 }, async () => {
-        const outcome = await runCase(client, family, model, gateways![family].url, AGENT_KEY, ALIAS);
+        const outcome = await runCase(client, family, model, gateways![family], ALIAS);
         outcomes.push(outcome);
         expect(outcome.problems, explain(outcome, model)).toEqual([]);
       });

@@ -7,9 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentClient, RunResult } from './clients/run.ts';
 import { tempDir } from './clients/run.ts';
-import type { Family } from './gateways.ts';
+import type { TestGateway } from '../../src/kit/testing/index.ts';
+import { type Family, keyFor } from './gateways.ts';
 import { type AgentCase, promptFor } from './script/model.ts';
 import type { ScriptedModel, Wire } from './script/upstream.ts';
 
@@ -21,13 +23,16 @@ export interface Outcome {
   problems: string[];
   /** The error the client reported, when it failed with one: status and message, shortened. */
   cause?: string;
+  /** What the gateway reported dropping from this client's requests (its log lines' `dropped`). */
+  dropped: string[];
   /** `pass-through` or `translated (responses → chat)`, from the wires the upstream saw. */
   mode: string;
   result: RunResult;
+  /** How long the client ran. */
   seconds: number;
 }
 
-function slug(text: string): string {
+export function slug(text: string): string {
   return text
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
@@ -63,7 +68,13 @@ function tail(text: string, lines = 12): string {
   return text.trim().split('\n').slice(-lines).join('\n');
 }
 
-export async function runCase(client: AgentClient, family: Family, model: ScriptedModel, gatewayUrl: string, apiKey: string, alias: string): Promise<Outcome> {
+/** The fields the gateway's request log lines name as dropped for this key, each once. */
+function droppedFor(gateway: TestGateway, keyName: string): string[] {
+  const lines = gateway.logs.filter((l) => l.key === keyName && (l.msg === 'request' || l.msg === 'request failed'));
+  return [...new Set(lines.flatMap((l) => (Array.isArray(l.dropped) ? l.dropped.map(String) : [])))].sort();
+}
+
+export async function runCase(client: AgentClient, family: Family, model: ScriptedModel, gateway: TestGateway, alias: string): Promise<Outcome> {
   const workDir = tempDir('work');
   const c: AgentCase = {
     id: `${slug(client.id)}-${family}-${randomBytes(3).toString('hex')}`,
@@ -72,27 +83,19 @@ export async function runCase(client: AgentClient, family: Family, model: Script
     finalText: `All done ${randomBytes(4).toString('hex')}`,
   };
   model.cases.add(c);
-  const started = Date.now();
-  const result = await client.run({ gatewayUrl, apiKey, alias, prompt: promptFor(c), case: c, workDir, homeDir: tempDir('home') });
+  const keyName = slug(client.id);
+  const result = await client.run({ gatewayUrl: gateway.url, apiKey: keyFor(keyName), alias, prompt: promptFor(c), case: c, workDir, homeDir: tempDir('home') });
   const problems: string[] = [];
   if (result.exitCode !== 0) problems.push(`exit code ${result.exitCode}`);
   const written = existsSync(c.file) ? readFileSync(c.file, 'utf8') : undefined;
   if (written === undefined) problems.push('no file written');
   else if (written.trim() !== c.content) problems.push(`file holds ${JSON.stringify(written.slice(0, 80))}`);
   if (!result.output.includes(c.finalText)) problems.push('final text not printed');
-  const turns = model.turns.filter((t) => t.caseId === c.id);
-  return {
-    client: client.id,
-    family,
-    passed: problems.length === 0,
-    problems,
-    mode: modeOf(
-      client.speaks,
-      turns.map((t) => t.wire),
-    ),
-    result,
-    seconds: (Date.now() - started) / 1000,
-  };
+  const wires = model.turns.filter((t) => t.caseId === c.id).map((t) => t.wire);
+  // A request's log line follows its answer's last byte: let the last one land before reading them.
+  await sleep(100);
+  const cause = problems.length ? causeOf(`${result.log}\n${result.output}`) : undefined;
+  return { client: client.id, family, passed: problems.length === 0, problems, cause, dropped: droppedFor(gateway, keyName), mode: modeOf(client.speaks, wires), result, seconds: result.seconds };
 }
 
 /** What a failing case's assertion prints: the problems, the model turns, the client's last words. */

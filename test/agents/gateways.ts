@@ -11,8 +11,10 @@ export type Family = (typeof FAMILIES)[number];
 
 /** The plain alias every gateway serves. */
 export const ALIAS = 'agent';
-/** The one key the clients use (never sent upstream: the providers have their own). */
-export const AGENT_KEY = 'sk-switchyard-agents-0123456789';
+/** Each client's own key, named after it, so the gateway's log lines say which client sent what (never sent upstream: the providers have their own). */
+export function keyFor(keyName: string): string {
+  return `sk-switchyard-${keyName}-0123456789`;
+}
 
 function providerFor(family: Family, upstreamUrl: string): Record<string, unknown> {
   if (family === 'openai') return { plugin: 'openai', baseUrl: `${upstreamUrl}/v1`, apiKey: 'sk-upstream-openai' };
@@ -21,16 +23,16 @@ function providerFor(family: Family, upstreamUrl: string): Record<string, unknow
 
 const UPSTREAM_MODEL: Record<Family, string> = { openai: 'gpt-upstream', anthropic: 'claude-upstream', gemini: 'gemini-upstream' };
 
-export function gatewayConfig(family: Family, upstreamUrl: string): Record<string, unknown> {
+export function gatewayConfig(family: Family, upstreamUrl: string, keyNames: string[]): Record<string, unknown> {
   const target = { targets: [{ provider: family, model: UPSTREAM_MODEL[family] }] };
   return {
-    keys: [{ name: 'agents', key: AGENT_KEY, models: ['*'] }],
+    keys: keyNames.map((name) => ({ name, key: keyFor(name), models: ['*'] })),
     providers: { [family]: providerFor(family, upstreamUrl) },
     models: { [ALIAS]: target, '*': target },
   };
 }
 
-export async function startGateways(upstreamUrl: string): Promise<Record<Family, TestGateway>> {
-  const started = await Promise.all(FAMILIES.map((f) => startTestGateway(gatewayConfig(f, upstreamUrl))));
+export async function startGateways(upstreamUrl: string, keyNames: string[]): Promise<Record<Family, TestGateway>> {
+  const started = await Promise.all(FAMILIES.map((f) => startTestGateway(gatewayConfig(f, upstreamUrl, keyNames))));
   return Object.fromEntries(FAMILIES.map((f, i) => [f, started[i]!])) as Record<Family, TestGateway>;
 }

@@ -19,16 +19,25 @@ function cell(o: Outcome | undefined): string {
   return o.passed ? `✅ ${mode}` : `❌ ${o.cause ? o.cause.replace(/\|/g, '\\|') : o.problems.join(', ')}`;
 }
 
-export function matrixTable(outcomes: Outcome[], clients: string[], families: readonly Family[]): string {
-  const rows = clients.map((client) => `| ${client} | ${families.map((f) => cell(outcomes.find((o) => o.client === client && o.family === f))).join(' | ')} |`);
+function dropCell(o: Outcome | undefined): string {
+  return o?.dropped.length ? o.dropped.map((d) => `\`${d.replace(/\|/g, '\\|')}\``).join(', ') : '—';
+}
+
+function table(outcomes: Outcome[], clients: string[], families: readonly Family[], show: (o: Outcome | undefined) => string): string {
+  const rows = clients.map((client) => `| ${client} | ${families.map((f) => show(outcomes.find((o) => o.client === client && o.family === f))).join(' | ')} |`);
   return [`| client | ${families.map((f) => `\`${f}\``).join(' | ')} |`, `|---|${families.map(() => '---|').join('')}`, ...rows].join('\n');
+}
+
+/** The outcome table, then what the gateway reported dropping for each client. */
+export function matrixTable(outcomes: Outcome[], clients: string[], families: readonly Family[]): string {
+  return [table(outcomes, clients, families, cell), '', 'Reported as dropped (`x-switchyard-dropped`, the log line):', '', table(outcomes, clients, families, dropCell)].join('\n');
 }
 
 /** Writes the artifacts; returns a message when the README's table differs (and was not rewritten). */
 export function publishMatrix(outcomes: Outcome[], clients: string[], families: readonly Family[]): string | undefined {
   const table = matrixTable(outcomes, clients, families);
   writeFileSync(new URL('matrix.md', HERE), `${table}\n`);
-  const details = outcomes.map(({ client, family, passed, problems, cause, mode, seconds }) => ({ client, family, passed, problems, cause, mode, seconds }));
+  const details = outcomes.map(({ client, family, passed, problems, cause, dropped, mode, seconds }) => ({ client, family, passed, problems, cause, dropped, mode, seconds }));
   writeFileSync(new URL('matrix.json', HERE), `${JSON.stringify(details, null, 2)}\n`);
   const readme = readFileSync(README, 'utf8');
   const from = readme.indexOf(START);

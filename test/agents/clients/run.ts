@@ -30,6 +30,8 @@ export interface RunResult {
   output: string;
   /** Diagnostics: a CLI's stderr, an SDK's error. */
   log: string;
+  /** How long the client ran (not counting its wait for a turn to run). */
+  seconds: number;
 }
 
 export interface AgentClient {
@@ -63,12 +65,13 @@ const waiting: Array<() => void> = [];
 /** How many clients run at once: a CLI start takes most of a core for a few seconds. */
 export const CONCURRENCY = Number(process.env.SWITCHYARD_AGENTS_CONCURRENCY ?? 2);
 
-/** Runs `task` when fewer than CONCURRENCY others are running. */
-export async function limited<T>(task: () => Promise<T>): Promise<T> {
+/** Runs `task` when fewer than CONCURRENCY others are running, and times it. */
+export async function limited(task: () => Promise<Omit<RunResult, 'seconds'>>): Promise<RunResult> {
   if (running >= CONCURRENCY) await new Promise<void>((resolve) => waiting.push(resolve));
   running++;
+  const started = performance.now();
   try {
-    return await task();
+    return { ...(await task()), seconds: Math.round(performance.now() - started) / 1000 };
   } finally {
     running--;
     waiting.shift()?.();
@@ -103,7 +106,7 @@ function baseEnv(homeDir: string): Record<string, string> {
 export function runCli(bin: string, args: string[], ctx: ClientContext, env: Record<string, string>, timeoutMs = 90_000): Promise<RunResult> {
   return limited(
     () =>
-      new Promise<RunResult>((resolve) => {
+      new Promise<Omit<RunResult, 'seconds'>>((resolve) => {
         const child = spawn(bin, args, { cwd: ctx.workDir, env: { ...baseEnv(ctx.homeDir), ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
         let output = '';
         let log = '';

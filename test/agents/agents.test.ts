@@ -53,7 +53,7 @@ afterAll(async () => {
 describe.concurrent('coding agents through the gateway', () => {
   for (const client of CLIENTS.filter((c) => !ONLY || ONLY.includes(c.id))) {
     for (const family of FAMILIES) {
-      it(`${client.id} → ${family}`, { timeout: 240_000 }, async () => {
+      it(`${client.id} → ${family}`, { timeout: 420_000 }, async () => {
         const outcome = await runCase(client, family, model, gateways![family], ALIAS);
         outcomes.push(outcome);
         expect(outcome.problems, explain(outcome, model)).toEqual([]);

@@ -54,7 +54,7 @@ function modeOf(speaks: Wire, wires: Wire[]): string {
  */
 export function causeOf(text: string): string | undefined {
   const status = /\b(?:status:?\s*|API Error:\s*|Error:?\s*)([45]\d\d)\b/.exec(text)?.[1] ?? /\b([45]\d\d)\b(?= |\{)/.exec(text)?.[1];
-  const message = /"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"/.exec(text)?.[1] ?? /API Error: [45]\d\d ([^\n]{1,300})/.exec(text)?.[1];
+  const message = /"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"/.exec(text)?.[1] ?? /(?:API Error|Error): [45]\d\d ([^\n]{1,300})/.exec(text)?.[1];
   if (!status && !message) return undefined;
   const short = message
     ?.replace(/\b(?:req|msg|resp)_[0-9a-zA-Z]+/g, '…')

@@ -9,6 +9,9 @@ describe('causeOf: the error a failed client printed, stable across runs', () =>
   it("reads Claude Code's API Error line", () => {
     expect(causeOf("API Error: 400 The parameter 'thread' is only supported here")).toBe("400 The parameter 'thread' is only supported here");
   });
+  it("reads an SDK error's status and message", () => {
+    expect(causeOf("AI_APICallError: 400 Invalid 'input[1]': item references are not served")).toBe("400 Invalid 'input[1]': item references are not served");
+  });
   it('reads a status alone, and takes request ids out', () => {
     expect(causeOf('  at Turn.run (x.js:1:2) {\n  status: 404\n}')).toBe('404');
     expect(causeOf('{"message":"no item msg_0a1b2c here"}')).toBe('no item … here');

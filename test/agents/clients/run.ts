@@ -103,7 +103,7 @@ function baseEnv(homeDir: string): Record<string, string> {
 }
 
 /** Runs a CLI in the case's folder with `env` over a clean base, killed after `timeoutMs`. */
-export function runCli(bin: string, args: string[], ctx: ClientContext, env: Record<string, string>, timeoutMs = 90_000): Promise<RunResult> {
+export function runCli(bin: string, args: string[], ctx: ClientContext, env: Record<string, string>, timeoutMs = 180_000): Promise<RunResult> {
   return limited(
     () =>
       new Promise<Omit<RunResult, 'seconds'>>((resolve) => {
@@ -129,12 +129,20 @@ export function runCli(bin: string, args: string[], ctx: ClientContext, env: Rec
   );
 }
 
+/** An SDK's error as its user sees it: class, HTTP status (each SDK names it its own way), message. */
+function sdkError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const { status, statusCode } = err as { status?: unknown; statusCode?: unknown };
+  const code = typeof status === 'number' ? status : typeof statusCode === 'number' ? statusCode : undefined;
+  return code && !err.message.startsWith(String(code)) ? `${err.name}: ${code} ${err.message}` : `${err.name}: ${err.message}`;
+}
+
 /** Runs an SDK case in this process: exit code 0 with its final text, or 1 with the error. */
 export function runSdk(task: () => Promise<string>): Promise<RunResult> {
   return limited(() =>
     task().then(
       (output) => ({ exitCode: 0, output, log: '' }),
-      (err: unknown) => ({ exitCode: 1, output: '', log: err instanceof Error ? `${err.name}: ${err.message}` : String(err) }),
+      (err: unknown) => ({ exitCode: 1, output: '', log: sdkError(err) }),
     ),
   );
 }

@@ -59,7 +59,8 @@ export function causeOf(text: string): string | undefined {
   const short = message
     ?.replace(/\b(?:req|msg|resp)_[0-9a-zA-Z]+/g, '…')
     .replace(/\\"/g, '"')
-    .slice(0, 90);
+    .slice(0, 90)
+    .trim();
   return [status, short].filter(Boolean).join(' ');
 }
 

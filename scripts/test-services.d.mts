@@ -17,3 +17,5 @@ export function missingServices(env: NodeJS.ProcessEnv, services?: readonly Serv
 export function decide(state: { missing: readonly Missing[]; wholeSuite: boolean; root: boolean; hasApt: boolean }): 'run' | 'install' | 'warn' | 'fail';
 export function installMessage(missing: readonly Missing[]): string;
 export function ensureServices(options: { wholeSuite: boolean }): void;
+export function staleAgentClients(dir?: URL): string[];
+export function ensureAgentClients(options: { wanted: boolean }): void;

@@ -11,7 +11,7 @@
  * its finder looks there, after $PG_BIN, as test/helpers/postgres.ts does.)
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** A program found on PATH (then in `extraDirs`), as spawn('name') or a PATH walk finds it. */
@@ -149,5 +149,47 @@ export function ensureServices({ wholeSuite }) {
     process.stderr.write(`npm test: apt-get did not provide everything (${packages.join(' ')}).\n`);
   }
   process.stderr.write(`${installMessage(missing)}\n`);
+  process.exit(1);
+}
+
+/**
+ * The coding-agent CLIs test/agents drives (Claude Code, Codex, Gemini CLI, opencode): npm
+ * packages pinned in test/agents/package.json with their own lockfile, apart from the project's
+ * dependencies (over a gigabyte of platform binaries a user's `npm install` should not fetch).
+ * Installed there when one is missing or not at its pinned version; install scripts stay off (the
+ * binaries come in the platform packages and run without them). No lockfile: the pins are exact
+ * down to each platform build, and `npm ci` refuses a lockfile that lacks other platforms' builds
+ * when the registry in use does not carry them (opencode's, on some mirrors).
+ */
+const AGENTS_DIR = new URL('../test/agents/', import.meta.url);
+
+/** The pinned packages of test/agents whose installed version differs (or that are missing). */
+export function staleAgentClients(dir = AGENTS_DIR) {
+  const pins = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')).dependencies;
+  return Object.keys(pins).filter((name) => {
+    try {
+      return JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, dir), 'utf8')).version !== pins[name];
+    } catch {
+      return true;
+    }
+  });
+}
+
+/** Installs the agent CLIs when `wanted` (the whole suite, or files under test/agents) and stale; exits with one message if it cannot. */
+export function ensureAgentClients({ wanted }) {
+  if (!wanted) return;
+  const stale = staleAgentClients();
+  if (stale.length === 0) return;
+  process.stderr.write(`npm test: installing the pinned agent CLIs in test/agents (${stale.join(', ')})\n`);
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const run = spawnSync(npm, ['install', '--prefix', 'test/agents', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund'], {
+    cwd: new URL('..', import.meta.url),
+    stdio: ['ignore', 2, 2],
+    timeout: 900000,
+  });
+  if (run.status === 0 && staleAgentClients().length === 0) return;
+  process.stderr.write(
+    `npm test: could not install the agent CLIs test/agents/agents.test.ts runs (${stale.join(', ')}): \`npm install --prefix test/agents --no-package-lock --ignore-scripts\` failed. It needs the npm registry once; run it by hand to see why.\n`,
+  );
   process.exit(1);
 }

@@ -10,11 +10,13 @@
  *   npm test -- test/core/x.test.ts   named files: missing programs are a warning only
  */
 import { runWithSuitableNode } from '../bin/ensure-node.mjs';
-import { ensureServices } from './test-services.mjs';
+import { ensureAgentClients, ensureServices } from './test-services.mjs';
 
 const args = process.argv.slice(2);
 // An argument that is not an option names test files (vitest's filters); `--opt=value` keeps a
 // value with its option, a value given as the next argument counts as a filter (only a warning).
-ensureServices({ wholeSuite: !args.some((arg) => !arg.startsWith('-')) });
+const files = args.filter((arg) => !arg.startsWith('-'));
+ensureServices({ wholeSuite: files.length === 0 });
+ensureAgentClients({ wanted: files.length === 0 || files.some((file) => file.includes('agents')) });
 
 runWithSuitableNode('vitest', ['run'].concat(args));

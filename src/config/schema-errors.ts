@@ -184,6 +184,7 @@ const BOUND: Record<string, string> = { minimum: 'at least', maximum: 'at most',
 const PATTERNS: ReadonlyArray<readonly [test: (pattern: string) => boolean, form: string]> = [
   [(p) => p === '^https?://', 'an http:// or https:// URL'],
   [(p) => p === '^rediss?://', 'a redis:// or rediss:// URL, such as redis://127.0.0.1:6379'],
+  [(p) => p === '^postgres(ql)?://', 'a postgres:// or postgresql:// URL, such as postgres://switchyard@127.0.0.1:5432/switchyard'],
   [(p) => p === '^/', 'a path starting with "/"'],
   [(p) => p.startsWith('^sha256:'), 'sha256: followed by 64 lowercase hex digits (switchyard key new prints one)'],
   [(p) => p.includes('(b|kb|mb|gb)'), 'a size such as 512kb or 10mb'],

@@ -28,6 +28,7 @@ import { systemClock } from './runtime/clock.ts';
 import { RecentActivity } from './console/activity.ts';
 import type { ConsoleSource } from './console/views.ts';
 import { openStateBackend, type StateBackend } from './governance/index.ts';
+import { openResponseStore, type ResponseStore } from './responses-store/index.ts';
 import type { GatewayConfig } from './config/types.ts';
 import path from 'node:path';
 
@@ -95,6 +96,8 @@ export class Gateway {
   #metricsListener: MetricsListener | undefined;
   /** Limits, budgets and spend, shared by every generation (and, with Redis, every instance). */
   readonly state: StateBackend | undefined;
+  /** Stored Responses, in the state backend (restart-only, like `state:`); undefined when none are kept. */
+  readonly responses: ResponseStore | undefined;
   #watcher: Watcher | undefined;
   /** The last reload asked for: reloads run one after another. */
   #reloading: Promise<unknown> = Promise.resolve();
@@ -105,11 +108,21 @@ export class Gateway {
   /** Connections that have not sent a request yet: Node's close() does not count them idle. */
   readonly #fresh = new Set<Socket>();
 
-  private constructor(runtime: Runtime, log: Logger, options: GatewayOptions, observer: GatewayObserver, instruments: Instruments, state: StateBackend | undefined, consoleSource: ConsoleSource) {
+  private constructor(
+    runtime: Runtime,
+    log: Logger,
+    options: GatewayOptions,
+    observer: GatewayObserver,
+    instruments: Instruments,
+    state: StateBackend | undefined,
+    consoleSource: ConsoleSource,
+    responses: ResponseStore | undefined,
+  ) {
     this.#runtime = runtime;
     this.#observer = observer;
     this.#instruments = instruments;
     this.state = state;
+    this.responses = responses;
     this.log = log;
     this.#options = options;
     this.#watchList = { files: runtime.files, folders: runtime.pluginFolders, known: runtime.inputs };
@@ -122,6 +135,7 @@ export class Gateway {
       observer,
       console: consoleSource,
       state,
+      responses,
       metricsEndpoint: instruments.metrics && runtime.config.metrics.port === undefined ? { metrics: instruments.metrics, path: runtime.config.metrics.path } : undefined,
       bodyLimit: runtime.bodyLimit,
       headersTimeoutMs: runtime.config.server.headersTimeoutMs,
@@ -172,13 +186,16 @@ export class Gateway {
     // Live counters outlive config generations: opened once, from the first config's `state:`.
     const state = parsed.config ? await (options.openState ?? openState)(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
     let runtime: Runtime;
+    let responses: ResponseStore | undefined;
     try {
+      responses = parsed.config ? await openResponses(parsed.config.state, parsed.configDir, log) : undefined;
       runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer, state });
     } catch (err) {
+      await responses?.close();
       await state?.close();
       throw err;
     }
-    gateway = new Gateway(runtime, log, options, observer, instruments, state, consoleSource);
+    gateway = new Gateway(runtime, log, options, observer, instruments, state, consoleSource, responses);
     for (const w of runtime.warnings) log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
     const host = options.host ?? runtime.config.server.host;
     const port = options.port ?? runtime.config.server.port;
@@ -328,11 +345,18 @@ export class Gateway {
     await this.#runtime.close();
     await this.#metricsListener?.close();
     await this.#instruments.close();
+    await this.responses?.close();
     await this.state?.close();
   }
 }
 
 export type OpenState = (config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined) => Promise<StateBackend>;
+
+/** Stored Responses in the configured state backend: the memory backend's state file, or Redis. */
+function openResponses(config: GatewayConfig['state'], configDir: string, log: Logger): Promise<ResponseStore | undefined> {
+  const file = config.backend === 'memory' ? path.resolve(configDir, config.file) : undefined;
+  return openResponseStore({ backend: config.backend, redis: config.redis, file, responses: config.responses }, log);
+}
 
 /** The configured state backend; a memory store keeps spend and usage in a file beside gateway.yaml. */
 export function openState(config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined): Promise<StateBackend> {

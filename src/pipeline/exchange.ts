@@ -82,8 +82,8 @@ export interface GenerationServices {
 export interface SseEvents {
   /** Framed text for one chunk (possibly empty). */
   push(chunk: ChatCompletionChunk): string;
-  /** Framed text that closes a complete answer. */
-  end(): string;
+  /** Framed text that closes a complete answer (a promise when the protocol keeps the answer first: stored Responses). */
+  end(): string | Promise<string>;
   /** Framed text that reports a failure after the stream started. */
   fail(error: GatewayError): string;
   /**
@@ -115,7 +115,7 @@ export interface ProtocolSession {
   readonly native?: NativeRequest;
   /** `count_tokens`: the gateway's own estimate, for targets that cannot count. */
   readonly estimate?: number;
-  /** A non-streamed answer → the client's JSON (headers may be added to `responseHeaders`). */
+  /** A non-streamed answer → the client's JSON (headers may be added to `responseHeaders`); a promise when it is kept first. */
   answer(response: JsonAnswer, attempt: ExchangeAttempt, responseHeaders: Record<string, string>): unknown;
   /** A stream in the protocol's events; absent: the protocol has no streams. */
   events?(attempt: ExchangeAttempt): SseEvents;

@@ -15,6 +15,7 @@ import { protocolRoutes } from './routes/protocols.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { modelRoutes } from './routes/models.ts';
+import { responseRoutes } from './routes/responses.ts';
 import type { RouteModule, ServerDeps } from './surface.ts';
 
 export interface AppOptions extends ServerDeps {
@@ -26,7 +27,7 @@ export interface AppOptions extends ServerDeps {
   protocols?: readonly Protocol[];
 }
 
-const OTHER_ROUTES: readonly RouteModule[] = [modelRoutes, healthRoutes, metricsRoutes, adminRoutes, consoleRoutes];
+const OTHER_ROUTES: readonly RouteModule[] = [modelRoutes, responseRoutes, healthRoutes, metricsRoutes, adminRoutes, consoleRoutes];
 
 /** The allowed method when the path exists, else undefined. */
 function allowedMethod(routes: readonly RouteModule[], url: string): string | undefined {

@@ -5,6 +5,7 @@ import type { Exchange } from '../pipeline/exchange.ts';
 import type { ConsoleSource } from '../console/views.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import type { StateBackend } from '../governance/index.ts';
+import type { ResponseStore } from '../responses-store/index.ts';
 
 /** What the route modules need from the gateway. */
 export interface ServerDeps {
@@ -19,6 +20,8 @@ export interface ServerDeps {
   observer: GatewayObserver;
   /** Limits, budgets and usage records, shared by every generation (the admin API reads them). */
   state?: StateBackend;
+  /** Stored Responses (`state.responses`), shared by every generation; absent when none are kept. */
+  responses?: ResponseStore;
   /** What the console reads beyond the routes' dependencies (its recent activity); absent: an empty console. */
   console?: ConsoleSource;
   /** Extra readiness details (e.g. the last reload's outcome). */

@@ -18,8 +18,8 @@
  *                                    that providers agree on (DeepSeek rejects `reasoning_content`
  *                                    in input, Anthropic needs signatures chat never carries), and
  *                                    `encrypted_content` is only ever OpenAI's own to read
- *   item_reference                   refused: it names an item stored server-side; the gateway keeps
- *                                    nothing
+ *   item_reference                   resolved from the stored responses before this runs (stored.ts);
+ *                                    refused here only when the gateway stores none
  *   any other item (hosted tools)    refused: only function tools cross the translation
  *
  * As the Responses API does, a function_call without its output, or an output without its
@@ -69,7 +69,7 @@ export function inputToMessages(input: string | unknown[], instructions?: string
       case 'item_reference':
         throw unsupportedParam(
           param,
-          `Invalid '${param}': item references name items stored by the API, and the gateway is stateless; send the items themselves (clients that reference earlier output, such as the Vercel AI SDK, do so when they are told store: false).`,
+          `Invalid '${param}': item references name stored items, and this gateway stores none (state.responses.enabled: false); send the items themselves (clients that reference earlier output, such as the Vercel AI SDK, do so when they are told store: false).`,
         );
       default:
         throw unsupportedParam(

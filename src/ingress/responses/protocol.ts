@@ -1,6 +1,8 @@
 /**
- * POST /v1/responses (OpenAI Responses API): a stateless translation to chat and back, so every
- * provider serves it through the same pipeline. Errors are OpenAI's envelope, as on chat.
+ * POST /v1/responses (OpenAI Responses API): a translation to chat and back, so every provider
+ * serves it through the same pipeline. Stored responses (stored.ts) are expanded before the
+ * pipeline runs, and the finished response is kept before its last byte goes out. Errors are
+ * OpenAI's envelope, as on chat.
  */
 import type { ChatCompletionChunk } from '../../openai-types.ts';
 import type { SseEvents } from '../../pipeline/exchange.ts';
@@ -10,32 +12,54 @@ import { chatRequestOf, readResponsesRequest } from './request.ts';
 import { chatToResponse } from './response.ts';
 import { ResponsesStreamWriter, toSse } from './stream.ts';
 import { responseIds } from './ids.ts';
+import { expandStored, recorder, type StoredCall } from './stored.ts';
 import type { ResponsesEvent, ResponsesRequest } from './types.ts';
 
-export const responsesProtocol = defineProtocol<ResponsesRequest>({
+/** A Responses request, and what to keep of its answer (once prepared). */
+interface ResponsesCall {
+  request: ResponsesRequest;
+  stored?: StoredCall;
+}
+
+export const responsesProtocol = defineProtocol<ResponsesCall>({
   name: 'responses',
   operation: 'chat',
   paths: ['/v1/responses', '/responses'],
-  parse: readResponsesRequest,
-  begin(request, { id }) {
+  parse: (body) => ({ request: readResponsesRequest(body) }),
+  prepare: ({ request }, context) => expandStored(request, { store: context.responses, key: context.key, responseId: responseIds(context.id).responseId }),
+  begin({ request, stored }, { id }) {
     const ids = responseIds(id);
+    const keep = recorder(stored);
     return {
       body: chatRequestOf(request),
-      answer: (response) => (response.kind === 'completion' ? chatToResponse(response.body, request, ids) : response.body),
-      events: () => new ResponsesEvents(new ResponsesStreamWriter(request, ids)),
+      async answer(response) {
+        const body = response.kind === 'completion' ? chatToResponse(response.body, request, ids) : response.body;
+        await keep(body);
+        return body;
+      },
+      events: () => new ResponsesEvents(new ResponsesStreamWriter(request, ids), keep),
     };
   },
   error: openAiError,
 });
 
-/** The Responses event stream; response.created / in_progress say nothing about the answer: held until the first output. */
+const FINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+/**
+ * The Responses event stream; response.created / in_progress say nothing about the answer: held
+ * until the first output. The final response (completed, incomplete or failed) is kept: a complete
+ * one before its closing event goes out, a failed one without holding the failure back.
+ */
 class ResponsesEvents implements SseEvents {
   readonly #writer: ResponsesStreamWriter;
+  readonly #keep: (response: unknown) => Promise<void>;
+  #final: unknown;
   #opening: string;
   started = false;
 
-  constructor(writer: ResponsesStreamWriter) {
+  constructor(writer: ResponsesStreamWriter, keep: (response: unknown) => Promise<void>) {
     this.#writer = writer;
+    this.#keep = keep;
     this.#opening = this.#frame(writer.start());
   }
 
@@ -43,12 +67,16 @@ class ResponsesEvents implements SseEvents {
     return this.#take(this.#frame(this.#writer.push(chunk)));
   }
 
-  end(): string {
-    return this.#take(this.#frame(this.#writer.end()));
+  async end(): Promise<string> {
+    const text = this.#take(this.#frame(this.#writer.end()));
+    await this.#keep(this.#final);
+    return text;
   }
 
   fail(error: GatewayError): string {
-    return this.#frame(this.#writer.fail(error));
+    const text = this.#frame(this.#writer.fail(error));
+    void this.#keep(this.#final);
+    return text;
   }
 
   /** The opening events go out with the first text after them. */
@@ -63,6 +91,7 @@ class ResponsesEvents implements SseEvents {
     let text = '';
     for (const e of events) {
       if (e.type !== 'response.created' && e.type !== 'response.in_progress') this.started = true;
+      if (FINAL.has(e.type) && 'response' in e) this.#final = e.response;
       text += toSse(e);
     }
     return text;

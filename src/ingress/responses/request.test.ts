@@ -264,17 +264,23 @@ describe('parameters', () => {
       truncation: null,
     };
     expect(responsesToChat(body)).toEqual({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
-    expect(readResponsesRequest(body)).toEqual({ model: 'm', input: 'x', tools: [], include: [], stream: false });
+    // store: null is OpenAI's default, true.
+    expect(readResponsesRequest(body)).toEqual({ model: 'm', input: 'x', tools: [], include: [], stream: false, store: true });
+  });
+
+  it('store (default true) and previous_response_id are read for the stored responses', () => {
+    expect(readResponsesRequest({ model: 'm', input: 'x' })).toMatchObject({ store: true });
+    expect(readResponsesRequest({ model: 'm', input: 'x', store: false, previous_response_id: 'resp_1' })).toMatchObject({ store: false, previous_response_id: 'resp_1' });
+    expect(() => readResponsesRequest({ model: 'm', input: 'x', store: 'yes' })).toThrow(/Invalid 'store'/);
+    expect(() => readResponsesRequest({ model: 'm', input: 'x', previous_response_id: 7 })).toThrow(/Invalid 'previous_response_id'/);
   });
 });
 
 describe('refused: what the translation cannot honour (400 unsupported_parameter, param named)', () => {
   it.each([
-    ['store', { store: true }, /stateless/],
-    ['previous_response_id', { previous_response_id: 'resp_1' }, /stateless/],
-    ['conversation', { conversation: 'conv_1' }, /stateless/],
-    ['background', { background: true }, /stateless/],
-    ['prompt', { prompt: { id: 'pmpt_1' } }, /stateless/],
+    ['conversation', { conversation: 'conv_1' }, /stores responses but not conversations/],
+    ['background', { background: true }, /runs no responses in the background/],
+    ['prompt', { prompt: { id: 'pmpt_1' } }, /stores responses but not conversations or prompts/],
     ['truncation', { truncation: 'auto' }, /truncation: disabled/],
     ['context_management', { context_management: [{ type: 'compaction' }] }, /not supported/],
   ])('%s', (param, extra, message) => {

@@ -26,8 +26,11 @@
  * and the gateway has no encrypted reasoning to give, so its reasoning items simply carry none; the
  * rest name outputs of hosted tools, which are refused.
  *
+ * `store` (default true) and `previous_response_id` are the stored Responses' (stored.ts): the chain
+ * and any `item_reference` are expanded into `input` before this translation runs.
+ *
  * Refused with 400 unsupported_parameter, naming the field: what needs state the gateway does not
- * keep (`store: true`, `previous_response_id`, `conversation`, `background: true`, `prompt`),
+ * keep (`conversation`, `background: true`, `prompt`),
  * `truncation: auto`, `context_management` and `moderation` (server-side features), and tools and
  * input items other than function ones. Unknown fields are 400 as OpenAI answers them.
  */
@@ -127,23 +130,13 @@ const TRANSLATED = new Set([
   'service_tier',
   'include',
   'stream',
-]);
-/** CreateResponse fields read and dropped, or accepted at the value that means "off". */
-const TOLERATED = new Set([
-  'stream_options',
-  'prompt_cache_options',
-  'max_tool_calls',
   'store',
   'previous_response_id',
-  'conversation',
-  'background',
-  'prompt',
-  'truncation',
-  'context_management',
-  'moderation',
 ]);
+/** CreateResponse fields read and dropped, or accepted at the value that means "off". */
+const TOLERATED = new Set(['stream_options', 'prompt_cache_options', 'max_tool_calls', 'conversation', 'background', 'prompt', 'truncation', 'context_management', 'moderation']);
 
-const STATELESS = "the gateway is stateless: it stores no responses or conversations, so send the whole conversation in 'input'";
+const STATELESS = "the gateway stores responses but not conversations or prompts: chain turns with 'previous_response_id', or send the whole conversation in 'input'";
 
 /** Checks the body's shape (what the translation relies on) and refuses what it cannot honour. */
 export function readResponsesRequest(body: unknown): ResponsesRequest {
@@ -171,16 +164,19 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
   if (body.metadata != null) r.metadata = metadataOf(body.metadata);
   for (const key of ['user', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention', 'service_tier'] as const) setIf(r, key, optional(body, key, 'string'));
   integer(body, 'max_tool_calls', 0);
+  // Stored responses (src/ingress/responses/stored.ts): `store` defaults to true, as OpenAI's.
+  r.store = body.store !== false;
+  setIf(r, 'previous_response_id', optional(body, 'previous_response_id', 'string') || undefined);
   return r;
 }
 
 function refuseStateful(body: Json): void {
-  if (body.store === true) throw unsupportedParam('store', `'store: true' is not supported: ${STATELESS}. Send 'store: false' or leave it out.`);
   if (body.store != null && typeof body.store !== 'boolean') throw invalidParam('store', 'expected a boolean');
-  for (const key of ['previous_response_id', 'conversation', 'prompt'] as const) {
+  for (const key of ['conversation', 'prompt'] as const) {
     if (body[key] != null) throw unsupportedParam(key, `'${key}' is not supported: ${STATELESS}${key === 'prompt' ? ' (and a stored prompt is not there to use)' : ''}.`);
   }
-  if (body.background != null && body.background !== false) throw unsupportedParam('background', `'background' is not supported: ${STATELESS}; stream the response instead.`);
+  if (body.background != null && body.background !== false)
+    throw unsupportedParam('background', "'background' is not supported: the gateway runs no responses in the background; stream the response instead.");
   if (body.truncation != null && body.truncation !== 'disabled') throw unsupportedParam('truncation', "Only 'truncation: disabled' is supported through the gateway's translation to chat.");
   for (const key of ['context_management', 'moderation'] as const) {
     if (body[key] != null) throw unsupportedParam(key, `'${key}' is not supported through the gateway's translation to chat.`);

@@ -51,6 +51,10 @@ export interface ResponsesRequest {
   service_tier?: string;
   include: string[];
   stream: boolean;
+  /** Keep the response (OpenAI's default: true); false when the gateway keeps none. */
+  store?: boolean;
+  /** The stored response this one continues; its chain is already in `input` once expanded (stored.ts). */
+  previous_response_id?: string;
 }
 
 // ------------------------------------------------------------------ the response object
@@ -152,9 +156,9 @@ export interface ResponseObject {
   max_output_tokens: number | null;
   reasoning: { effort: string | null; summary: string | null };
   metadata: Record<string, string>;
-  store: false;
+  store: boolean;
   background: false;
-  previous_response_id: null;
+  previous_response_id: string | null;
   truncation: 'disabled';
   service_tier?: string | null;
   user?: string;

@@ -282,6 +282,47 @@ describe('two gateway instances sharing Redis', () => {
   });
 });
 
+describe('what is kept', () => {
+  it('a stream the upstream cuts after its first output is kept as failed, with the output it had', async () => {
+    const g = await startTestGateway(redisConfig('{}', 'sy-cut:'));
+    upstream.setHandler((req) => ({ ...answer(req), destroyAfterChunks: 2, gapMs: 20 }));
+    try {
+      const res = await fetch(`${g.baseURL}/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ALICE}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', input: 'cut me', stream: true }),
+      });
+      const text = await res.text();
+      expect(text).toContain('event: response.failed');
+      const id = /"id":"(resp_[^"]+)"/.exec(text)?.[1];
+      expect(id).toBeDefined();
+      const kept = await g.client(ALICE).responses.retrieve(id!);
+      expect(kept.status).toBe('failed');
+      expect(kept.output_text.length).toBeGreaterThan(0);
+    } finally {
+      upstream.restore();
+      await g.close();
+    }
+  });
+
+  it('Redis keeps at most maxEntries responses, the oldest out first', async () => {
+    const g = await startTestGateway(redisConfig('{ maxEntries: 2 }', 'sy-max:'));
+    try {
+      const ids: string[] = [];
+      for (const input of ['one', 'two', 'three']) ids.push((await g.client(ALICE).responses.create({ model: 'm', input })).id);
+      expect(
+        await g
+          .client(ALICE)
+          .responses.retrieve(ids[0]!)
+          .catch((e: unknown) => e),
+      ).toBeInstanceOf(OpenAI.NotFoundError);
+      for (const id of ids.slice(1)) expect((await g.client(ALICE).responses.retrieve(id)).id).toBe(id);
+    } finally {
+      await g.close();
+    }
+  });
+});
+
 describe('retention', () => {
   it('a response is gone once its TTL passed (Redis expiry)', async () => {
     const g = await startTestGateway(redisConfig('{ retentionSeconds: 1 }', 'sy-ttl:'));

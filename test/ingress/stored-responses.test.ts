@@ -305,6 +305,21 @@ describe('what is kept', () => {
     }
   });
 
+  it('two requests with the same client-chosen x-request-id get distinct response ids, both kept', async () => {
+    const g = await startTestGateway(redisConfig('{}', 'sy-rid:'));
+    try {
+      const options = { headers: { 'x-request-id': 'my-fixed-id' } };
+      const one = await g.client(ALICE).responses.create({ model: 'm', input: 'one' }, options);
+      const two = await g.client(ALICE).responses.create({ model: 'm', input: 'two' }, options);
+      expect(one.id).toMatch(/^resp_my-fixed-id-/);
+      expect(two.id).not.toBe(one.id);
+      expect((await g.client(ALICE).responses.retrieve(one.id)).output_text).toBe('re one (1 messages)');
+      expect((await g.client(ALICE).responses.retrieve(two.id)).output_text).toBe('re two (1 messages)');
+    } finally {
+      await g.close();
+    }
+  });
+
   it('Redis keeps at most maxEntries responses, the oldest out first', async () => {
     const g = await startTestGateway(redisConfig('{ maxEntries: 2 }', 'sy-max:'));
     try {

@@ -4,6 +4,8 @@
  * pipeline runs, and the finished response is kept before its last byte goes out. Errors are
  * OpenAI's envelope, as on chat.
  */
+import { randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletionChunk } from '../../openai-types.ts';
 import type { SseEvents } from '../../pipeline/exchange.ts';
 import type { GatewayError } from '../../errors.ts';
@@ -19,6 +21,17 @@ import type { ResponsesEvent, ResponsesRequest } from './types.ts';
 interface ResponsesCall {
   request: ResponsesRequest;
   stored?: StoredCall;
+  /** What the response's ids derive from (see idBase). */
+  idBase?: string;
+}
+
+/**
+ * The request id, which ids derive from (a response id then points at its log line), unless the
+ * client chose it (x-request-id): a client that sends the same one twice must not get a stored
+ * response overwritten, so its ids get a random suffix.
+ */
+function idBase(id: string, headers: IncomingHttpHeaders): string {
+  return headers['x-request-id'] === id ? `${id}-${randomBytes(4).toString('hex')}` : id;
 }
 
 export const responsesProtocol = defineProtocol<ResponsesCall>({
@@ -26,9 +39,12 @@ export const responsesProtocol = defineProtocol<ResponsesCall>({
   operation: 'chat',
   paths: ['/v1/responses', '/responses'],
   parse: (body) => ({ request: readResponsesRequest(body) }),
-  prepare: ({ request }, context) => expandStored(request, { store: context.responses, key: context.key, responseId: responseIds(context.id).responseId }),
-  begin({ request, stored }, { id }) {
-    const ids = responseIds(id);
+  async prepare({ request }, context) {
+    const base = idBase(context.id, context.headers);
+    return { ...(await expandStored(request, { store: context.responses, key: context.key, responseId: responseIds(base).responseId })), idBase: base };
+  },
+  begin({ request, stored, idBase }, { id }) {
+    const ids = responseIds(idBase ?? id);
     const keep = recorder(stored);
     return {
       body: chatRequestOf(request),

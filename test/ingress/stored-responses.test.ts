@@ -393,3 +393,44 @@ models:
     }
   });
 });
+
+describe('Redis unavailable', () => {
+  it('answers are still served (not kept, a warning logged); reading a chain is 503 store_unavailable; it recovers', async () => {
+    const g = await startTestGateway(redisConfig('{}', 'sy-down:'));
+    try {
+      const before = await g.client(ALICE).responses.create({ model: 'm', input: 'before' });
+      await redis.stop();
+      const during = await g.client(ALICE).responses.create({ model: 'm', input: 'during' });
+      expect(during.output_text).toBe('re during (1 messages)');
+      expect(g.logs.some((l) => l.msg === 'response not stored: the state backend failed' && l.responseId === during.id)).toBe(true);
+      const chained = await g
+        .client(ALICE)
+        .responses.create({ model: 'm', input: 'x', previous_response_id: before.id })
+        .catch((e: unknown) => e);
+      expect(chained).toBeInstanceOf(OpenAI.APIError);
+      expect((chained as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+      expect((chained as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: 'store_unavailable', type: 'service_unavailable_error' });
+      await redis.start();
+      // The restarted Redis is empty: a new chain works once the connection is back.
+      await eventually(async () => {
+        const r = await g.client(ALICE).responses.create({ model: 'm', input: 'after' });
+        expect((await g.client(ALICE).responses.retrieve(r.id)).id).toBe(r.id);
+      });
+    } finally {
+      await g.close();
+    }
+  });
+});
+
+/** Retries `check` until it passes or `timeoutMs` runs out. */
+async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(200);
+    }
+  }
+}

@@ -12,6 +12,7 @@
  */
 import { GatewayError } from '../errors.ts';
 import type { KeyIdentity } from '../plugin-api.ts';
+import { Conversations } from './conversations.ts';
 import type { Item, ResponsesStoreConfig, ResponseStoreBackend, StoredResponse } from './types.ts';
 
 export interface StoreLogger {
@@ -29,7 +30,9 @@ export class ResponseStore {
   readonly #backend: ResponseStoreBackend;
   readonly #log: StoreLogger;
   /** Writes in flight on this instance, per owner. */
-  readonly #writing = new Map<string, Set<Promise<void>>>();
+  readonly #writing = new Map<string, Set<Promise<boolean>>>();
+  /** The Conversations API, in the same backend. */
+  readonly conversations: Conversations = new Conversations(this);
 
   constructor(backend: ResponseStoreBackend, config: ResponsesStoreConfig, log: StoreLogger) {
     this.#backend = backend;
@@ -41,18 +44,22 @@ export class ResponseStore {
     return ownerOf(key, this.config.scope);
   }
 
-  /** Keeps the record (never rejects: a failure is logged). Too large a record is not kept. */
-  save(owner: string, record: StoredResponse): Promise<void> {
+  /** Keeps the record: whether it was kept (never rejects: a failure is logged). Too large a record is not kept. */
+  save(owner: string, record: StoredResponse): Promise<boolean> {
     const json = JSON.stringify(record);
     const bytes = Buffer.byteLength(json);
     if (bytes > this.config.maxBytes) {
       this.#log.warn({ responseId: record.id, bytes, maxBytes: this.config.maxBytes }, 'response not stored: larger than state.responses.maxBytes');
-      return Promise.resolve();
+      return Promise.resolve(false);
     }
     const items = [...record.input.map((i) => i.id), ...outputOf(record.response).map((i) => i.id)];
-    const write = this.#backend.put(owner, record, json, items, this.config.retentionSeconds * 1000).catch((err: unknown) => {
-      this.#log.warn({ err, responseId: record.id }, 'response not stored: the state backend failed');
-    });
+    const write = this.#backend.put(owner, record, json, items, this.config.retentionSeconds * 1000).then(
+      () => true,
+      (err: unknown) => {
+        this.#log.warn({ err, responseId: record.id }, 'response not stored: the state backend failed');
+        return false;
+      },
+    );
     let set = this.#writing.get(owner);
     if (!set) this.#writing.set(owner, (set = new Set()));
     const pending = set;
@@ -64,10 +71,16 @@ export class ResponseStore {
     return write;
   }
 
-  /** The record, or undefined (unknown, expired, deleted, or another owner's). */
+  /** The record, or undefined (unknown, expired, deleted, or another owner's); conversations are records too. */
   async load(owner: string, id: string): Promise<StoredResponse | undefined> {
     const [record] = await this.#read(owner, () => this.#backend.get(owner, [id]));
     return record;
+  }
+
+  /** A stored response's record (not a conversation's). */
+  async response(owner: string, id: string): Promise<StoredResponse | undefined> {
+    const record = await this.load(owner, id);
+    return record?.response.object === 'conversation' ? undefined : record;
   }
 
   /**
@@ -75,7 +88,7 @@ export class ResponseStore {
    * item in order. Undefined when it, or a response before it in its chain, is not there.
    */
   async history(owner: string, previousId: string): Promise<{ chain: string[]; items: Item[] } | undefined> {
-    const previous = await this.load(owner, previousId);
+    const previous = await this.response(owner, previousId);
     if (!previous) return undefined;
     const ancestors = await this.#read(owner, () => this.#backend.get(owner, previous.chain));
     if (ancestors.some((r) => r === undefined)) return undefined;

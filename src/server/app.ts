@@ -16,6 +16,7 @@ import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { modelRoutes } from './routes/models.ts';
 import { responseRoutes } from './routes/responses.ts';
+import { conversationRoutes } from './routes/conversations.ts';
 import type { RouteModule, ServerDeps } from './surface.ts';
 
 export interface AppOptions extends ServerDeps {
@@ -27,7 +28,7 @@ export interface AppOptions extends ServerDeps {
   protocols?: readonly Protocol[];
 }
 
-const OTHER_ROUTES: readonly RouteModule[] = [modelRoutes, responseRoutes, healthRoutes, metricsRoutes, adminRoutes, consoleRoutes];
+const OTHER_ROUTES: readonly RouteModule[] = [modelRoutes, responseRoutes, conversationRoutes, healthRoutes, metricsRoutes, adminRoutes, consoleRoutes];
 
 /** The allowed method when the path exists, else undefined. */
 function allowedMethod(routes: readonly RouteModule[], url: string): string | undefined {

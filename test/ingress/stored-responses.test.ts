@@ -282,6 +282,50 @@ describe('two gateway instances sharing Redis', () => {
   });
 });
 
+describe('the Conversations API, in the same store', () => {
+  let g: TestGateway;
+  beforeAll(async () => {
+    g = await startTestGateway(redisConfig('{}', 'sy-conv:'));
+  });
+  afterAll(async () => {
+    await g?.close();
+  });
+
+  it('responses with `conversation` see its items and add their turn to it; items and metadata by the SDK', async () => {
+    const alice = g.client(ALICE);
+    const conversation = await alice.conversations.create({ items: [{ type: 'message', role: 'user', content: 'My name is Ada.' }], metadata: { topic: 'names' } });
+    expect(conversation).toMatchObject({ object: 'conversation', metadata: { topic: 'names' } });
+    expect(conversation.id).toMatch(/^conv_/);
+    upstream.reset();
+    const first = await alice.responses.create({ model: 'm', input: 'Who am I?', conversation: conversation.id });
+    expect(first).toMatchObject({ conversation: { id: conversation.id } });
+    const second = await alice.responses.stream({ model: 'm', input: 'And again?', conversation: { id: conversation.id } }).finalResponse();
+    expect(transcript(upstream.requests[0]!)).toEqual(['user: My name is Ada.', 'user: Who am I?']);
+    expect(transcript(upstream.requests[1]!)).toEqual(['user: My name is Ada.', 'user: Who am I?', `assistant: ${first.output_text}`, 'user: And again?']);
+    const items = await alice.conversations.items.list(conversation.id, { order: 'asc' });
+    expect(items.data.map((i) => (i.type === 'message' ? i.role : i.type))).toEqual(['user', 'user', 'assistant', 'user', 'assistant']);
+    expect(items.data.at(-1)!.id).toBe(second.output[0]!.id);
+    const added = await alice.conversations.items.create(conversation.id, { items: [{ type: 'message', role: 'user', content: 'one more' }] });
+    expect(added.data).toHaveLength(1);
+    const addedId = added.data[0]!.id!;
+    const one = await alice.conversations.items.retrieve(addedId, { conversation_id: conversation.id });
+    expect(one).toMatchObject({ type: 'message', role: 'user', content: 'one more' });
+    await alice.conversations.items.delete(addedId, { conversation_id: conversation.id });
+    expect((await alice.conversations.items.list(conversation.id)).data).toHaveLength(5);
+    expect(await alice.conversations.update(conversation.id, { metadata: { topic: 'done' } })).toMatchObject({ metadata: { topic: 'done' } });
+    // Another key sees none of it.
+    const bob = g.client(BOB);
+    expect(await bob.conversations.retrieve(conversation.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(await bob.conversations.items.list(conversation.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(await bob.responses.create({ model: 'm', input: 'x', conversation: conversation.id }).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(await alice.conversations.delete(conversation.id)).toEqual({ id: conversation.id, object: 'conversation.deleted', deleted: true });
+    expect(await alice.conversations.retrieve(conversation.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    // A conversation is not a response, and a response is not a conversation.
+    expect(await alice.responses.retrieve(conversation.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(await alice.conversations.retrieve(first.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+  });
+});
+
 describe('what is kept', () => {
   it('a stream the upstream cuts after its first output is kept as failed, with the output it had', async () => {
     const g = await startTestGateway(redisConfig('{}', 'sy-cut:'));

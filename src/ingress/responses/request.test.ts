@@ -273,14 +273,16 @@ describe('parameters', () => {
     expect(readResponsesRequest({ model: 'm', input: 'x', store: false, previous_response_id: 'resp_1' })).toMatchObject({ store: false, previous_response_id: 'resp_1' });
     expect(() => readResponsesRequest({ model: 'm', input: 'x', store: 'yes' })).toThrow(/Invalid 'store'/);
     expect(() => readResponsesRequest({ model: 'm', input: 'x', previous_response_id: 7 })).toThrow(/Invalid 'previous_response_id'/);
+    expect(readResponsesRequest({ model: 'm', input: 'x', conversation: { id: 'conv_1' } })).toMatchObject({ conversation: 'conv_1' });
+    expect(readResponsesRequest({ model: 'm', input: 'x', conversation: 'conv_1' })).toMatchObject({ conversation: 'conv_1' });
+    expect(() => readResponsesRequest({ model: 'm', input: 'x', conversation: 'conv_1', previous_response_id: 'resp_1' })).toThrow(/Mutually exclusive/);
   });
 });
 
 describe('refused: what the translation cannot honour (400 unsupported_parameter, param named)', () => {
   it.each([
-    ['conversation', { conversation: 'conv_1' }, /stores responses but not conversations/],
     ['background', { background: true }, /runs no responses in the background/],
-    ['prompt', { prompt: { id: 'pmpt_1' } }, /stores responses but not conversations or prompts/],
+    ['prompt', { prompt: { id: 'pmpt_1' } }, /keeps no prompts/],
     ['truncation', { truncation: 'auto' }, /truncation: disabled/],
     ['context_management', { context_management: [{ type: 'compaction' }] }, /not supported/],
   ])('%s', (param, extra, message) => {

@@ -26,11 +26,12 @@
  * and the gateway has no encrypted reasoning to give, so its reasoning items simply carry none; the
  * rest name outputs of hosted tools, which are refused.
  *
- * `store` (default true) and `previous_response_id` are the stored Responses' (stored.ts): the chain
- * and any `item_reference` are expanded into `input` before this translation runs.
+ * `store` (default true), `previous_response_id` and `conversation` are the stored Responses'
+ * (stored.ts): the chain or conversation and any `item_reference` are expanded into `input` before
+ * this translation runs.
  *
  * Refused with 400 unsupported_parameter, naming the field: what needs state the gateway does not
- * keep (`conversation`, `background: true`, `prompt`),
+ * keep (`background: true`, `prompt`),
  * `truncation: auto`, `context_management` and `moderation` (server-side features), and tools and
  * input items other than function ones. Unknown fields are 400 as OpenAI answers them.
  */
@@ -132,11 +133,10 @@ const TRANSLATED = new Set([
   'stream',
   'store',
   'previous_response_id',
+  'conversation',
 ]);
 /** CreateResponse fields read and dropped, or accepted at the value that means "off". */
 const TOLERATED = new Set(['stream_options', 'prompt_cache_options', 'max_tool_calls', 'conversation', 'background', 'prompt', 'truncation', 'context_management', 'moderation']);
-
-const STATELESS = "the gateway stores responses but not conversations or prompts: chain turns with 'previous_response_id', or send the whole conversation in 'input'";
 
 /** Checks the body's shape (what the translation relies on) and refuses what it cannot honour. */
 export function readResponsesRequest(body: unknown): ResponsesRequest {
@@ -167,14 +167,16 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
   // Stored responses (src/ingress/responses/stored.ts): `store` defaults to true, as OpenAI's.
   r.store = body.store !== false;
   setIf(r, 'previous_response_id', optional(body, 'previous_response_id', 'string') || undefined);
+  setIf(r, 'conversation', conversationOf(body.conversation));
+  if (r.conversation !== undefined && r.previous_response_id !== undefined) {
+    throw new GatewayError('invalid_request', "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.", { param: 'conversation' });
+  }
   return r;
 }
 
 function refuseStateful(body: Json): void {
   if (body.store != null && typeof body.store !== 'boolean') throw invalidParam('store', 'expected a boolean');
-  for (const key of ['conversation', 'prompt'] as const) {
-    if (body[key] != null) throw unsupportedParam(key, `'${key}' is not supported: ${STATELESS}${key === 'prompt' ? ' (and a stored prompt is not there to use)' : ''}.`);
-  }
+  if (body.prompt != null) throw unsupportedParam('prompt', "'prompt' is not supported: the gateway keeps no prompts; send the instructions and input themselves.");
   if (body.background != null && body.background !== false)
     throw unsupportedParam('background', "'background' is not supported: the gateway runs no responses in the background; stream the response instead.");
   if (body.truncation != null && body.truncation !== 'disabled') throw unsupportedParam('truncation', "Only 'truncation: disabled' is supported through the gateway's translation to chat.");
@@ -297,6 +299,14 @@ function metadataOf(metadata: unknown): Record<string, string> {
   if (!isObject(metadata)) throw invalidParam('metadata', 'expected an object of strings');
   for (const [key, value] of Object.entries(metadata)) if (typeof value !== 'string') throw invalidParam(`metadata.${key}`, 'expected a string');
   return metadata as Record<string, string>;
+}
+
+/** `conversation`: its id, as a string or `{ id }`. */
+function conversationOf(conversation: unknown): string | undefined {
+  if (conversation == null) return undefined;
+  const id = isObject(conversation) ? conversation.id : conversation;
+  if (typeof id !== 'string' || !id) throw invalidParam('conversation', 'expected a conversation id or { id }');
+  return id;
 }
 
 function includeOf(include: unknown): string[] {

@@ -84,6 +84,7 @@ export function responseSkeleton(r: ResponsesRequest, ids: ResponseIds, model: s
     truncation: 'disabled',
   };
   for (const key of ['service_tier', 'user', 'safety_identifier', 'prompt_cache_key'] as const) if (r[key] !== undefined) response[key] = r[key];
+  if (r.conversation !== undefined) response.conversation = { id: r.conversation };
   return response;
 }
 

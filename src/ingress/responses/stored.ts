@@ -15,7 +15,7 @@
  */
 import type { KeyIdentity } from '../../plugin-api.ts';
 import { GatewayError } from '../../errors.ts';
-import type { Item, ResponseStore } from '../../responses-store/index.ts';
+import { outputOf, type Item, type ResponseStore } from '../../responses-store/index.ts';
 import { invalidParam, unsupportedParam } from './errors.ts';
 import type { ResponsesRequest } from './types.ts';
 
@@ -27,10 +27,14 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 export interface StoredCall {
   readonly store: ResponseStore;
   readonly owner: string;
+  /** Keep the response itself (`store`). */
+  readonly keep: boolean;
   /** The chain this response continues, oldest first. */
   readonly chain: string[];
   /** This request's own input items, references resolved, with ids. */
   readonly input: Item[];
+  /** The conversation its input and output items are added to. */
+  readonly conversation?: string;
 }
 
 export interface ExpandContext {
@@ -47,16 +51,15 @@ export async function expandStored(request: ResponsesRequest, context: ExpandCon
   const { store } = context;
   const refers = Array.isArray(request.input) && request.input.some((i) => isObject(i) && i.type === 'item_reference');
   if (!store) {
-    if (request.previous_response_id !== undefined) {
-      throw unsupportedParam(
-        'previous_response_id',
-        "'previous_response_id' is not supported: this gateway keeps no responses (state.responses.enabled: false); send the whole conversation in 'input'.",
-      );
+    for (const key of ['previous_response_id', 'conversation'] as const) {
+      if (request[key] !== undefined) {
+        throw unsupportedParam(key, `'${key}' is not supported: this gateway keeps no responses (state.responses.enabled: false); send the whole conversation in 'input'.`);
+      }
     }
     // Item references are refused by the translation (input.ts), naming the item.
     return { request: { ...request, store: false } };
   }
-  if (!request.store && request.previous_response_id === undefined && !refers) return { request };
+  if (!request.store && request.previous_response_id === undefined && request.conversation === undefined && !refers) return { request };
   const owner = store.ownerOf(context.key());
   let chain: string[] = [];
   let history: Item[] = [];
@@ -67,6 +70,11 @@ export async function expandStored(request: ResponsesRequest, context: ExpandCon
     }
     ({ chain, items: history } = found);
   }
+  if (request.conversation !== undefined) {
+    const found = await store.conversations.get(owner, request.conversation);
+    if (!found) throw new GatewayError('response_not_found', `Conversation with id '${request.conversation}' not found.`, { param: 'conversation' });
+    history = found.items;
+  }
   const input = await ownItems(request.input, store, owner, context.responseId);
   // What the model sees: the chain, then the input as sent, its references replaced (the ids given for storage change nothing).
   const sent =
@@ -74,7 +82,9 @@ export async function expandStored(request: ResponsesRequest, context: ExpandCon
       ? [{ type: 'message', role: 'user', content: request.input }]
       : request.input.map((item, i) => (isObject(item) && item.type === 'item_reference' ? input[i] : item));
   const expanded: ResponsesRequest = { ...request, input: history.length === 0 && typeof request.input === 'string' ? request.input : [...history, ...sent] };
-  return request.store ? { request: expanded, stored: { store, owner, chain, input } } : { request: expanded };
+  const keep = request.store === true;
+  if (!keep && request.conversation === undefined) return { request: expanded };
+  return { request: expanded, stored: { store, owner, keep, chain, input, conversation: request.conversation } };
 }
 
 /** The request's input as items: a string is one user message; references resolved; ids given. */
@@ -98,7 +108,7 @@ async function ownItems(input: ResponsesRequest['input'], store: ResponseStore, 
 }
 
 /** OpenAI's id prefixes by item type. */
-function prefixOf(type: unknown): string {
+export function prefixOf(type: unknown): string {
   switch (type) {
     case undefined:
     case 'message':
@@ -114,13 +124,23 @@ function prefixOf(type: unknown): string {
   }
 }
 
-/** Keeps the response the client got, once (later calls are no-ops: a stream ends once). */
+/**
+ * Keeps the response the client got, once (later calls are no-ops: a stream ends once), and adds
+ * the turn's input and output items to its conversation.
+ */
 export function recorder(stored: StoredCall | undefined): (response: unknown) => Promise<void> {
   let done = !stored;
-  return (response) => {
-    if (done || !stored || !isObject(response) || typeof response.id !== 'string') return Promise.resolve();
+  return async (response) => {
+    if (done || !stored || !isObject(response) || typeof response.id !== 'string') return;
     done = true;
-    return stored.store.save(stored.owner, { id: response.id, response, input: stored.input, chain: stored.chain, storedAt: Date.now() });
+    const { store, owner } = stored;
+    const kept = stored.keep && store.save(owner, { id: response.id, response, input: stored.input, chain: stored.chain, storedAt: Date.now() });
+    const { conversation } = stored;
+    if (conversation !== undefined) {
+      const turn = [...stored.input, ...outputOf(response)];
+      await store.conversations.change(owner, conversation, (items) => [...items, ...turn]).catch(() => undefined);
+    }
+    await kept;
   };
 }
 

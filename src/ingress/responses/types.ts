@@ -55,6 +55,8 @@ export interface ResponsesRequest {
   store?: boolean;
   /** The stored response this one continues; its chain is already in `input` once expanded (stored.ts). */
   previous_response_id?: string;
+  /** The stored conversation this turn belongs to (its items are already in `input` once expanded). */
+  conversation?: string;
 }
 
 // ------------------------------------------------------------------ the response object
@@ -159,6 +161,7 @@ export interface ResponseObject {
   store: boolean;
   background: false;
   previous_response_id: string | null;
+  conversation?: { id: string } | null;
   truncation: 'disabled';
   service_tier?: string | null;
   user?: string;

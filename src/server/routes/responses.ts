@@ -12,7 +12,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../errors.ts';
 import { replayEvents, replayedSse } from '../../ingress/responses/replay.ts';
-import type { Item, ResponseStore, StoredResponse } from '../../responses-store/index.ts';
+import type { ResponseStore, StoredResponse } from '../../responses-store/index.ts';
+import { itemPage } from '../../responses-store/page.ts';
 import { SSE_HEADERS } from '../../protocol/sse.ts';
 import type { RouteModule, ServerDeps } from '../surface.ts';
 
@@ -44,7 +45,7 @@ async function recordFor(deps: ServerDeps, request: ById): Promise<{ store: Resp
   const store = deps.responses;
   if (!store) throw notFound(request.params.id);
   const owner = store.ownerOf(key);
-  const record = await store.load(owner, request.params.id);
+  const record = await store.response(owner, request.params.id);
   if (!record) throw notFound(request.params.id);
   return { store, owner, record };
 }
@@ -78,26 +79,8 @@ function remove(deps: ServerDeps) {
 function inputItems(deps: ServerDeps) {
   return async function listInputItems(request: ById, reply: FastifyReply): Promise<void> {
     const { record } = await recordFor(deps, request);
-    const { limit, order, after } = pageOf(request.query);
-    const items: Item[] = order === 'asc' ? record.input : [...record.input].reverse();
-    let start = 0;
-    if (after !== undefined) {
-      const at = items.findIndex((i) => i.id === after);
-      if (at < 0) throw new GatewayError('invalid_request', `Invalid 'after': no input item with id '${after}' in this response.`, { param: 'after' });
-      start = at + 1;
-    }
-    const data = items.slice(start, start + limit);
-    reply.header('x-request-id', request.id).send({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limit < items.length });
+    reply.header('x-request-id', request.id).send(itemPage(record.input, request.query));
   };
-}
-
-function pageOf(query: Record<string, unknown>): { limit: number; order: 'asc' | 'desc'; after?: string } {
-  const limit = query.limit === undefined ? 20 : Number(query.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError('invalid_request', "Invalid 'limit': expected an integer from 1 to 100.", { param: 'limit' });
-  const order = query.order ?? 'desc';
-  if (order !== 'asc' && order !== 'desc') throw new GatewayError('invalid_request', "Invalid 'order': expected 'asc' or 'desc'.", { param: 'order' });
-  const after = typeof query.after === 'string' && query.after ? query.after : undefined;
-  return { limit, order, after };
 }
 
 function cancel(deps: ServerDeps) {

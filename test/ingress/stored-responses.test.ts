@@ -401,6 +401,36 @@ describe('retention', () => {
   });
 });
 
+describe('state.responses.enabled: false', () => {
+  it('keeps nothing, says store: false, and refuses what needs the store with a 400 naming the field', async () => {
+    const g = await startTestGateway(`state: { responses: { enabled: false } }
+keys: [{ name: alice, key: ${ALICE} }]
+providers:
+  up: { plugin: openai, baseUrl: "${upstream.url}/v1", apiKey: test-upstream-key }
+models:
+  m: { targets: [{ provider: up, model: house-1 }] }
+`);
+    try {
+      const alice = g.client(ALICE);
+      const r = await alice.responses.create({ model: 'm', input: 'hi' });
+      expect(r).toMatchObject({ store: false });
+      expect(await alice.responses.retrieve(r.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+      const refusals = [
+        ['previous_response_id', alice.responses.create({ model: 'm', input: 'x', previous_response_id: r.id }).catch((e: unknown) => e)],
+        ['conversation', alice.responses.create({ model: 'm', input: 'x', conversation: 'conv_1' }).catch((e: unknown) => e)],
+        ['input[0]', alice.responses.create({ model: 'm', input: [{ type: 'item_reference', id: r.output[0]!.id! }] }).catch((e: unknown) => e)],
+      ] as const;
+      for (const [param, call] of refusals) {
+        const err = await call;
+        expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+        expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'unsupported_parameter', param });
+      }
+    } finally {
+      await g.close();
+    }
+  });
+});
+
 describe('memory backend (the SQLite state file)', () => {
   it('keeps responses across a restart, and scope: team shares them within a team only', async () => {
     const text = `state:

@@ -126,7 +126,9 @@ export function prefixOf(type: unknown): string {
 
 /**
  * Keeps the response the client got, once (later calls are no-ops: a stream ends once), and adds
- * the turn's input and output items to its conversation.
+ * the turn's input and output items to its conversation. Whatever produced the answer, it is kept
+ * the same way: a translated answer's object, or a native pass-through's JSON body or the
+ * `response` of its stream's final event (response.completed / incomplete / failed).
  */
 export function recorder(stored: StoredCall | undefined): (response: unknown) => Promise<void> {
   let done = !stored;

@@ -17,6 +17,12 @@ export const ERROR_CATALOGUE = {
   model_not_allowed: { status: 403, type: 'permission_error', summary: 'The key exists but may not use this model (its `models` globs).' },
   model_not_found: { status: 404, type: 'invalid_request_error', summary: 'No model alias of that name in `gateway.yaml`.' },
   not_found: { status: 404, type: 'invalid_request_error', summary: 'Unknown URL.' },
+  response_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    summary: "No stored response (or item) of that id for this key: never stored, expired, deleted, or another key's (`state.responses.scope`).",
+  },
+  previous_response_not_found: { status: 400, type: 'invalid_request_error', summary: '`previous_response_id` names no stored response this key may chain (or one before it in its chain expired).' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', summary: 'Known URL, wrong HTTP method (see `Allow`).' },
   invalid_json: { status: 400, type: 'invalid_request_error', summary: 'The body is not valid JSON.' },
   invalid_request: { status: 400, type: 'invalid_request_error', summary: 'The body breaks the Chat Completions schema; `param` names the field.' },
@@ -51,6 +57,7 @@ export const ERROR_CATALOGUE = {
     type: 'service_unavailable_error',
     summary: 'The shared state backend (Redis) cannot be reached and `state.onUnavailable` is `closed`: keys with limits or budgets wait until it is back.',
   },
+  store_unavailable: { status: 503, type: 'service_unavailable_error', summary: 'Stored responses cannot be read now: the state backend (Redis, the state file) is unavailable.' },
   provider_unavailable: { status: 503, type: 'service_unavailable_error', summary: 'Every target of the alias is unavailable (e.g. its provider key is not set) or overloaded.' },
   shutting_down: {
     status: 503,

@@ -29,6 +29,7 @@ import { RecentActivity } from './console/activity.ts';
 import type { ConsoleSource } from './console/views.ts';
 import { openStateBackend, type StateBackend } from './governance/index.ts';
 import { openLedger, registerLedgerMetrics, type RequestLedger } from './ledger/index.ts';
+import { openResponseStore, type ResponseStore } from './responses-store/index.ts';
 import type { GatewayConfig } from './config/types.ts';
 import path from 'node:path';
 
@@ -98,6 +99,8 @@ export class Gateway {
   readonly state: StateBackend | undefined;
   /** The per-request books (`state.ledger`), opened once like the state backend; undefined when none is kept. */
   readonly ledger: RequestLedger | undefined;
+  /** Stored Responses, in the state backend (restart-only, like `state:`); undefined when none are kept. */
+  readonly responses: ResponseStore | undefined;
   #watcher: Watcher | undefined;
   /** The last reload asked for: reloads run one after another. */
   #reloading: Promise<unknown> = Promise.resolve();
@@ -117,12 +120,14 @@ export class Gateway {
     state: StateBackend | undefined,
     ledger: RequestLedger | undefined,
     consoleSource: ConsoleSource,
+    responses: ResponseStore | undefined,
   ) {
     this.#runtime = runtime;
     this.#observer = observer;
     this.#instruments = instruments;
     this.state = state;
     this.ledger = ledger;
+    this.responses = responses;
     this.log = log;
     this.#options = options;
     this.#watchList = { files: runtime.files, folders: runtime.pluginFolders, known: runtime.inputs };
@@ -136,6 +141,7 @@ export class Gateway {
       console: consoleSource,
       state,
       ledger,
+      responses,
       metricsEndpoint: instruments.metrics && runtime.config.metrics.port === undefined ? { metrics: instruments.metrics, path: runtime.config.metrics.path } : undefined,
       bodyLimit: runtime.bodyLimit,
       headersTimeoutMs: runtime.config.server.headersTimeoutMs,
@@ -189,15 +195,18 @@ export class Gateway {
     // Live counters outlive config generations: opened once, from the first config's `state:`.
     let state: StateBackend | undefined;
     let runtime: Runtime;
+    let responses: ResponseStore | undefined;
     try {
       state = parsed.config ? await (options.openState ?? openState)(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
+      responses = parsed.config ? await openResponses(parsed.config.state, parsed.configDir, log) : undefined;
       runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer, state });
     } catch (err) {
+      await responses?.close();
       await state?.close();
       await ledger?.close();
       throw err;
     }
-    gateway = new Gateway(runtime, log, options, observer, instruments, state, ledger, consoleSource);
+    gateway = new Gateway(runtime, log, options, observer, instruments, state, ledger, consoleSource, responses);
     for (const w of runtime.warnings) log.warn({ file: w.file, line: w.line, col: w.col, path: w.path }, `config warning: ${w.message}`);
     const host = options.host ?? runtime.config.server.host;
     const port = options.port ?? runtime.config.server.port;
@@ -349,11 +358,18 @@ export class Gateway {
     await this.#instruments.close();
     // After the last request ended: the queue holds every row, and close writes it.
     await this.ledger?.close();
+    await this.responses?.close();
     await this.state?.close();
   }
 }
 
 export type OpenState = (config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined) => Promise<StateBackend>;
+
+/** Stored Responses in the configured state backend: the memory backend's state file, or Redis. */
+function openResponses(config: GatewayConfig['state'], configDir: string, log: Logger): Promise<ResponseStore | undefined> {
+  const file = config.backend === 'memory' ? path.resolve(configDir, config.file) : undefined;
+  return openResponseStore({ backend: config.backend, redis: config.redis, file, responses: config.responses }, log);
+}
 
 /** The configured state backend; a memory store keeps spend and usage in a file beside gateway.yaml. */
 export function openState(config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined): Promise<StateBackend> {

@@ -1,4 +1,5 @@
 /** gateway.yaml after schema validation and defaults (see schemas/gateway.schema.json). */
+import type { ResponsesStoreConfig } from '../responses-store/types.ts';
 import type { Price, RetryOn } from '../plugin-api.ts';
 
 export type { Price };
@@ -90,6 +91,8 @@ export interface StateConfig {
   onUnavailable: 'closed' | 'open';
   file: string;
   prices?: string;
+  /** Stored Responses (src/responses-store); defaults filled in by the store. */
+  responses?: Partial<ResponsesStoreConfig>;
   ledger: LedgerConfig;
 }
 

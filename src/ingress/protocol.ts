@@ -3,7 +3,7 @@
  * data. Each lives in its own folder under src/ingress/ and is listed once in protocols.ts; the
  * server registers its paths, and every request in it runs the same pipeline:
  *
- *   parse(body) → begin(request) → the pipeline runs session.body → session.answer / session.events
+ *   parse(body) → prepare(request)? → begin(request) → the pipeline runs session.body → session.answer / session.events
  *
  * Errors (before or after the session exists) take the protocol's envelope from `error`.
  */
@@ -11,7 +11,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayError } from '../errors.ts';
 import type { ErrorAnswer, ProtocolSession } from '../pipeline/exchange.ts';
 import type { ChatCompletionRequest } from '../openai-types.ts';
-import type { Ingress, Operation } from '../plugin-api.ts';
+import type { Ingress, KeyIdentity, Operation } from '../plugin-api.ts';
+import type { ResponseStore } from '../responses-store/index.ts';
 
 /** What a protocol may read of the HTTP request besides its body (a model or a method named in the URL). */
 export interface ProtocolRequest {
@@ -21,6 +22,16 @@ export interface ProtocolRequest {
   readonly headers: IncomingHttpHeaders;
 }
 
+/** What a protocol may use to resolve, before the pipeline, what a request names on the gateway's side. */
+export interface PrepareContext {
+  readonly id: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The caller's key, as the auth stage will read it (undefined without keys); throws its 401. */
+  key(): KeyIdentity | undefined;
+  /** Stored Responses; undefined when the gateway keeps none. */
+  readonly responses: ResponseStore | undefined;
+}
+
 export interface Protocol<Request = unknown> {
   readonly name: Ingress;
   readonly operation: Operation;
@@ -28,6 +39,8 @@ export interface Protocol<Request = unknown> {
   readonly paths: readonly string[];
   /** The client's JSON body → the protocol's request; throws a GatewayError (400) naming what is wrong. */
   parse(body: unknown, request: ProtocolRequest): Request;
+  /** The parsed request made self-contained before the pipeline runs it (stored Responses' chains and references). */
+  prepare?(request: Request, context: PrepareContext): Promise<Request>;
   /** One request's session: what the pipeline runs and how its answer goes back. */
   begin(request: Request, info: { readonly id: string; readonly headers: IncomingHttpHeaders }): ProtocolSession;
   /** An error in the protocol's envelope. */

@@ -87,8 +87,8 @@ export interface GenerationServices {
 export interface SseEvents {
   /** Framed text for one chunk (possibly empty). */
   push(chunk: ChatCompletionChunk): string;
-  /** Framed text that closes a complete answer. */
-  end(): string;
+  /** Framed text that closes a complete answer (a promise when the protocol keeps the answer first: stored Responses). */
+  end(): string | Promise<string>;
   /** Framed text that reports a failure after the stream started. */
   fail(error: GatewayError): string;
   /** The body's content type when it is not an event stream (Gemini's JSON array stream). */
@@ -128,7 +128,7 @@ export interface ProtocolSession {
    * strict. Parts only a native target keeps go in `native.untranslatable` instead.
    */
   readonly drops?: readonly Drop[];
-  /** A non-streamed answer → the client's JSON (headers may be added to `responseHeaders`). */
+  /** A non-streamed answer → the client's JSON (headers may be added to `responseHeaders`); a promise when it is kept first. */
   answer(response: JsonAnswer, attempt: ExchangeAttempt, responseHeaders: Record<string, string>): unknown;
   /** A stream in the protocol's events; absent: the protocol has no streams. */
   events?(attempt: ExchangeAttempt): SseEvents;

@@ -18,6 +18,8 @@ import { modelRoutes } from './routes/models.ts';
 import { geminiModelRoutes } from '../ingress/gemini/models.ts';
 import { googleErrorOf } from '../ingress/gemini/errors.ts';
 import { isGeminiUrl } from '../ingress/gemini/protocol.ts';
+import { responseRoutes } from './routes/responses.ts';
+import { conversationRoutes } from './routes/conversations.ts';
 import type { RouteModule, ServerDeps } from './surface.ts';
 
 export interface AppOptions extends ServerDeps {
@@ -29,7 +31,7 @@ export interface AppOptions extends ServerDeps {
   protocols?: readonly Protocol[];
 }
 
-const OTHER_ROUTES: readonly RouteModule[] = [modelRoutes, geminiModelRoutes, healthRoutes, metricsRoutes, adminRoutes, consoleRoutes];
+const OTHER_ROUTES: readonly RouteModule[] = [modelRoutes, geminiModelRoutes, responseRoutes, conversationRoutes, healthRoutes, metricsRoutes, adminRoutes, consoleRoutes];
 
 /** The allowed method when the path exists, else undefined. */
 function allowedMethod(routes: readonly RouteModule[], url: string): string | undefined {

@@ -28,7 +28,9 @@ export function servePipeline(deps: ServerDeps, protocol: Protocol) {
     try {
       const deep = tooDeep(request.body);
       if (deep) throw new GatewayError('invalid_request', `Invalid '${deep}': JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted.`, { param: deep });
-      x.begin(protocol.begin(protocol.parse(request.body, protocolRequest(request)), x));
+      let parsed = protocol.parse(request.body, protocolRequest(request));
+      if (protocol.prepare) parsed = await protocol.prepare(parsed, { id: x.id, headers: request.headers, key: () => runtime.identify?.(request.headers), responses: deps.responses });
+      x.begin(protocol.begin(parsed, x));
       await runtime.run(x.ctx);
       const attempt = x.attempt;
       if (!attempt) throw new GatewayError('internal_error', 'the pipeline answered without an attempt');

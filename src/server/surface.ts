@@ -6,6 +6,7 @@ import type { ConsoleSource } from '../console/views.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import type { StateBackend } from '../governance/index.ts';
 import type { RequestLedger } from '../ledger/index.ts';
+import type { ResponseStore } from '../responses-store/index.ts';
 
 /** What the route modules need from the gateway. */
 export interface ServerDeps {
@@ -22,6 +23,8 @@ export interface ServerDeps {
   state?: StateBackend;
   /** The per-request books, when kept (`state.ledger`): usage reports and single requests are read from it. */
   ledger?: RequestLedger;
+  /** Stored Responses (`state.responses`), shared by every generation; absent when none are kept. */
+  responses?: ResponseStore;
   /** What the console reads beyond the routes' dependencies (its recent activity); absent: an empty console. */
   console?: ConsoleSource;
   /** Extra readiness details (e.g. the last reload's outcome). */

@@ -44,7 +44,7 @@ export async function writeAnswer(x: Exchange, response: GatewayResponse, toClie
     return;
   }
   x.status = 200;
-  const body = session.answer(response, attempt, x.responseHeaders);
+  const body = await session.answer(response, attempt, x.responseHeaders);
   const headers = responseHeaders(x);
   if (typeof x.costUsd === 'number') headers['x-switchyard-cost-usd'] = String(x.costUsd);
   sendJson(x.res, 200, headers, body);
@@ -102,7 +102,7 @@ async function writeStream(x: Exchange, chunks: AsyncIterable<ChatCompletionChun
       if (text && !out.write(text)) await out.drained(x.signal);
     }
     // An answer with no output at all still gets its opening and closing events.
-    let tail = events.end();
+    let tail = await events.end();
     if (held !== undefined) tail = commit(tail);
     out.write(tail);
   } catch (err) {

@@ -19,14 +19,16 @@ models:
 `,
 );
 
-/** The URLs the AI SDK called, in order. */
+/** The URLs the AI SDK called, in order, and the JSON bodies it sent. */
 const called: string[] = [];
+const sent: unknown[] = [];
 const provider = () =>
   createOpenAI({
     baseURL: t.baseURL,
     apiKey: DEV_KEY,
     fetch: (url, init) => {
       called.push(String(url));
+      if (typeof init?.body === 'string') sent.push(JSON.parse(init.body));
       return fetch(url, init);
     },
   });
@@ -105,13 +107,17 @@ describe('Vercel AI SDK (ai + @ai-sdk/openai)', () => {
     expect(second.text).toContain('Hello from Switchyard');
   });
 
-  // Known gap (reported): with the AI SDK's default (`store` unset, i.e. OpenAI's default of
-  // true), @ai-sdk/openai sends an earlier assistant message as `{ type: 'item_reference', id }`
-  // (the id the gateway gave it), which a stateless gateway refuses with 400 unsupported_parameter
-  // on input[1]. Multi-turn AI SDK apps on the default model need `providerOptions.openai.store:
-  // false` (above) or `openai.chat(…)`. Flip to `it` once the gateway resolves its own item ids.
-  it.fails('a second turn with the default settings (the earlier answer as an item_reference)', async () => {
+  // With the AI SDK's default (`store` unset, i.e. OpenAI's default of true), @ai-sdk/openai sends
+  // the earlier assistant message as `{ type: 'item_reference', id }` (the id the gateway gave it):
+  // the gateway resolves it from its stored responses.
+  it('a second turn with the default settings (the earlier answer as an item_reference)', async () => {
+    sent.length = 0;
     const second = await twoTurns();
     expect(second.text).toContain('Hello from Switchyard');
+    const input = (sent.at(-1) as { input: Array<{ type?: string; id?: string }> }).input;
+    const reference = input.find((i) => i.type === 'item_reference');
+    expect(reference?.id).toMatch(/^msg_/);
+    const line = await lineOf(t, second.response.headers);
+    expect(line).toMatchObject({ ingress: 'responses', status: 200 });
   });
 });

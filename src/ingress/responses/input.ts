@@ -31,8 +31,8 @@
  *   (web_search_call, ...)           tool search and the like ran on OpenAI's side, and chat has
  *                                    nothing to carry them (a server search's tools are still read);
  *                                    `compaction` is encrypted for OpenAI alone
- *   item_reference                   refused: it names an item stored server-side; the gateway keeps
- *                                    nothing
+ *   item_reference                   resolved from the stored responses before this runs (stored.ts);
+ *                                    refused here only when the gateway stores none
  *   any other item                   refused: not known to the translation
  *
  * As the Responses API does, a function_call without its output, or an output without its
@@ -149,7 +149,7 @@ export function inputToMessages(input: string | unknown[], instructions?: string
       case 'item_reference':
         throw unsupportedParam(
           param,
-          `Invalid '${param}': item references name items stored by the API, and the gateway is stateless; send the items themselves (clients that reference earlier output, such as the Vercel AI SDK, do so when they are told store: false).`,
+          `Invalid '${param}': item references name stored items, and this gateway stores none (state.responses.enabled: false); send the items themselves (clients that reference earlier output, such as the Vercel AI SDK, do so when they are told store: false).`,
         );
       default:
         throw unsupportedParam(

@@ -25,27 +25,38 @@ const OPENING = new Set(['response.created', 'response.in_progress', 'response.q
 /** Events in which the upstream itself reports a failure. */
 const FAILURE = new Set(['error', 'response.failed']);
 
+/** Events whose `response` is the finished one (kept by the stored Responses). */
+const FINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
 export class ResponsesNativeEvents implements SseEvents {
   readonly #attempt: ExchangeAttempt;
+  readonly #keep: (response: unknown) => Promise<void>;
+  /** The upstream's finished response, once its final event went by. */
+  #final: unknown;
   started = false;
   /** The response as the opening events described it, for a failure the upstream did not report. */
   #opened: Json | undefined;
   #sequence = -1;
 
-  constructor(attempt: ExchangeAttempt) {
+  constructor(attempt: ExchangeAttempt, keep: (response: unknown) => Promise<void> = async () => {}) {
     this.#attempt = attempt;
+    this.#keep = keep;
   }
 
   push(): string {
     return this.#take().text;
   }
 
-  end(): string {
-    return this.#take().text;
+  /** The finished response is kept before the closing text goes out (a next turn may chain on it at once). */
+  async end(): Promise<string> {
+    const { text } = this.#take();
+    await this.#keep(this.#final);
+    return text;
   }
 
   fail(error: GatewayError): string {
     const { text, reported } = this.#take();
+    void this.#keep(this.#final);
     if (reported.has('response.failed')) return text;
     const next = () => ++this.#sequence;
     let out = text;
@@ -72,6 +83,7 @@ export class ResponsesNativeEvents implements SseEvents {
       if (isObject(data)) {
         if (typeof data.sequence_number === 'number') this.#sequence = Math.max(this.#sequence, data.sequence_number);
         if (OPENING.has(name) && isObject(data.response)) this.#opened = data.response;
+        if (FINAL.has(name) && isObject(data.response)) this.#final = data.response;
       }
       if (!OPENING.has(name)) this.started = true;
       if (FAILURE.has(name)) reported.add(name);

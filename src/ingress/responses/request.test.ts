@@ -264,17 +264,25 @@ describe('parameters', () => {
       truncation: null,
     };
     expect(responsesToChat(body)).toEqual({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
-    expect(readResponsesRequest(body)).toEqual({ model: 'm', input: 'x', tools: [], callables: [], include: [], stream: false, untranslatable: [] });
+    // store: null is OpenAI's default, true.
+    expect(readResponsesRequest(body)).toEqual({ model: 'm', input: 'x', tools: [], callables: [], include: [], stream: false, untranslatable: [], store: true });
+  });
+
+  it('store (default true) and previous_response_id are read for the stored responses', () => {
+    expect(readResponsesRequest({ model: 'm', input: 'x' })).toMatchObject({ store: true });
+    expect(readResponsesRequest({ model: 'm', input: 'x', store: false, previous_response_id: 'resp_1' })).toMatchObject({ store: false, previous_response_id: 'resp_1' });
+    expect(() => readResponsesRequest({ model: 'm', input: 'x', store: 'yes' })).toThrow(/Invalid 'store'/);
+    expect(() => readResponsesRequest({ model: 'm', input: 'x', previous_response_id: 7 })).toThrow(/Invalid 'previous_response_id'/);
+    expect(readResponsesRequest({ model: 'm', input: 'x', conversation: { id: 'conv_1' } })).toMatchObject({ conversation: 'conv_1' });
+    expect(readResponsesRequest({ model: 'm', input: 'x', conversation: 'conv_1' })).toMatchObject({ conversation: 'conv_1' });
+    expect(() => readResponsesRequest({ model: 'm', input: 'x', conversation: 'conv_1', previous_response_id: 'resp_1' })).toThrow(/Mutually exclusive/);
   });
 });
 
 describe('refused: what the translation cannot honour (400 unsupported_parameter, param named)', () => {
   it.each([
-    ['store', { store: true }, /stateless/],
-    ['previous_response_id', { previous_response_id: 'resp_1' }, /stateless/],
-    ['conversation', { conversation: 'conv_1' }, /stateless/],
-    ['background', { background: true }, /stateless/],
-    ['prompt', { prompt: { id: 'pmpt_1' } }, /stateless/],
+    ['background', { background: true }, /runs no responses in the background/],
+    ['prompt', { prompt: { id: 'pmpt_1' } }, /keeps no prompts/],
   ])('%s', (param, extra, message) => {
     const err = refusal({ model: 'm', input: 'x', ...extra });
     expect(err).toMatchObject({ code: 'unsupported_parameter', status: 400, type: 'invalid_request_error', param });

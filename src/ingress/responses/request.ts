@@ -38,8 +38,12 @@
  * items in `input` (tools.ts, input.ts), and any top-level field this table does not know: a
  * client release newer than the gateway is never refused for it.
  *
+ * `store` (default true), `previous_response_id` and `conversation` are the stored Responses'
+ * (stored.ts): the chain or conversation and any `item_reference` are expanded into `input` before
+ * this translation runs.
+ *
  * Refused with 400 unsupported_parameter, naming the field: what needs state the gateway does not
- * keep (`store: true`, `previous_response_id`, `conversation`, `background: true`, `prompt`).
+ * keep (`background: true`, `prompt`).
  */
 import type { Drop } from '../../contract/dropped.ts';
 import type { ChatCompletionRequest, FunctionTool, ResponseFormat, ToolChoice } from '../../openai-types.ts';
@@ -133,28 +137,18 @@ const TRANSLATED = new Set([
   'service_tier',
   'include',
   'stream',
-]);
-/** CreateResponse fields read and dropped, or accepted at the value that means "off". */
-const TOLERATED = new Set([
-  'stream_options',
-  'prompt_cache_options',
-  'max_tool_calls',
   'store',
   'previous_response_id',
   'conversation',
-  'background',
-  'prompt',
-  'truncation',
-  'context_management',
-  'moderation',
 ]);
+
+/** CreateResponse fields read and dropped, or accepted at the value that means "off". */
+const TOLERATED = new Set(['stream_options', 'prompt_cache_options', 'max_tool_calls', 'background', 'prompt', 'truncation', 'context_management', 'moderation']);
 
 /** Fields the translation understands and does not carry: dropped and reported. */
 const REPORTED: Readonly<Record<string, string>> = {
   client_metadata: "client metadata is for OpenAI's own records; chat has no field for it",
 };
-
-const STATELESS = "the gateway is stateless: it stores no responses or conversations, so send the whole conversation in 'input'";
 
 /** Checks the body's shape (what the translation relies on), refuses what it cannot honour, and lists what it drops. */
 export function readResponsesRequest(body: unknown): ResponsesRequest {
@@ -198,16 +192,21 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
   if (body.metadata != null) r.metadata = metadataOf(body.metadata);
   for (const key of ['user', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention', 'service_tier'] as const) setIf(r, key, optional(body, key, 'string'));
   integer(body, 'max_tool_calls', 0);
+  // Stored responses (src/ingress/responses/stored.ts): `store` defaults to true, as OpenAI's.
+  r.store = body.store !== false;
+  setIf(r, 'previous_response_id', optional(body, 'previous_response_id', 'string') || undefined);
+  setIf(r, 'conversation', conversationOf(body.conversation));
+  if (r.conversation !== undefined && r.previous_response_id !== undefined) {
+    throw new GatewayError('invalid_request', "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.", { param: 'conversation' });
+  }
   return r;
 }
 
 function refuseStateful(body: Json): void {
-  if (body.store === true) throw unsupportedParam('store', `'store: true' is not supported: ${STATELESS}. Send 'store: false' or leave it out.`);
   if (body.store != null && typeof body.store !== 'boolean') throw invalidParam('store', 'expected a boolean');
-  for (const key of ['previous_response_id', 'conversation', 'prompt'] as const) {
-    if (body[key] != null) throw unsupportedParam(key, `'${key}' is not supported: ${STATELESS}${key === 'prompt' ? ' (and a stored prompt is not there to use)' : ''}.`);
-  }
-  if (body.background != null && body.background !== false) throw unsupportedParam('background', `'background' is not supported: ${STATELESS}; stream the response instead.`);
+  if (body.prompt != null) throw unsupportedParam('prompt', "'prompt' is not supported: the gateway keeps no prompts; send the instructions and input themselves.");
+  if (body.background != null && body.background !== false)
+    throw unsupportedParam('background', "'background' is not supported: the gateway runs no responses in the background; stream the response instead.");
 }
 
 /** Server-side features: understood, not carried to chat. */
@@ -316,6 +315,14 @@ function metadataOf(metadata: unknown): Record<string, string> {
   if (!isObject(metadata)) throw invalidParam('metadata', 'expected an object of strings');
   for (const [key, value] of Object.entries(metadata)) if (typeof value !== 'string') throw invalidParam(`metadata.${key}`, 'expected a string');
   return metadata as Record<string, string>;
+}
+
+/** `conversation`: its id, as a string or `{ id }`. */
+function conversationOf(conversation: unknown): string | undefined {
+  if (conversation == null) return undefined;
+  const id = isObject(conversation) ? conversation.id : conversation;
+  if (typeof id !== 'string' || !id) throw invalidParam('conversation', 'expected a conversation id or { id }');
+  return id;
 }
 
 function includeOf(include: unknown): string[] {

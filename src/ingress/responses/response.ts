@@ -88,13 +88,14 @@ export function responseSkeleton(r: ResponsesRequest, ids: ResponseIds, model: s
     max_output_tokens: r.max_output_tokens ?? null,
     reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null },
     metadata: r.metadata ?? {},
-    // Stateless: nothing is stored, nothing runs in the background, nothing is truncated.
-    store: false,
+    // Nothing runs in the background, nothing is truncated.
+    store: r.store ?? false,
     background: false,
-    previous_response_id: null,
+    previous_response_id: r.previous_response_id ?? null,
     truncation: 'disabled',
   };
   for (const key of ['service_tier', 'user', 'safety_identifier', 'prompt_cache_key'] as const) if (r[key] !== undefined) response[key] = r[key];
+  if (r.conversation !== undefined) response.conversation = { id: r.conversation };
   return response;
 }
 

@@ -104,6 +104,12 @@ export interface ResponsesRequest {
   stream: boolean;
   /** What was read and is not carried to a translated target (reported; refused when strict). */
   untranslatable: Drop[];
+  /** Keep the response (OpenAI's default: true); false when the gateway keeps none. */
+  store?: boolean;
+  /** The stored response this one continues; its chain is already in `input` once expanded (stored.ts). */
+  previous_response_id?: string;
+  /** The stored conversation this turn belongs to (its items are already in `input` once expanded). */
+  conversation?: string;
 }
 
 // ------------------------------------------------------------------ the response object
@@ -227,9 +233,10 @@ export interface ResponseObject {
   max_output_tokens: number | null;
   reasoning: { effort: string | null; summary: string | null };
   metadata: Record<string, string>;
-  store: false;
+  store: boolean;
   background: false;
-  previous_response_id: null;
+  previous_response_id: string | null;
+  conversation?: { id: string } | null;
   truncation: 'disabled';
   service_tier?: string | null;
   user?: string;

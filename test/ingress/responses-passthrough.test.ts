@@ -285,7 +285,8 @@ describe('failover before the first output', () => {
 
   it('falls over to a translated target (anthropic) for the same alias: a translated Responses answer', async () => {
     const r = await t.client().responses.create({ model: 'mixed', input: 'What is the capital of France?' });
-    expect(flaky.requests.at(-1)!.body).toEqual({ model: 'gpt-500', input: 'What is the capital of France?' });
+    // The gateway keeps the response itself: the provider is told not to (store: false).
+    expect(flaky.requests.at(-1)!.body).toEqual({ model: 'gpt-500', input: 'What is the capital of France?', store: false });
     expect(claude.requests.at(-1)!.url).toBe('/v1/messages');
     expect(claude.requests.at(-1)!.body.messages).toEqual([{ role: 'user', content: 'What is the capital of France?' }]);
     expect(r.output_text).toContain('Paris');
@@ -326,7 +327,7 @@ pipeline:
       answer = 'responses-reasoning-encrypted';
       const untouched = await g.client().responses.create({ model: 'codex', input: 'Short, please.', max_output_tokens: 32 });
       expect(oai.requests.at(-1)!.url).toBe('/v1/responses');
-      expect(oai.requests.at(-1)!.body).toEqual({ model: 'gpt-5.1-codex-max', input: 'Short, please.', max_output_tokens: 32 });
+      expect(oai.requests.at(-1)!.body).toEqual({ model: 'gpt-5.1-codex-max', input: 'Short, please.', max_output_tokens: 32, store: false });
       expect(untouched.id).toBe(recorded(answer).json.id);
     } finally {
       await g.close();
@@ -354,7 +355,46 @@ describe('azure-openai: the Responses API in both URL forms, the deployment in t
     answer = 'responses-reasoning-encrypted';
     const r = await t.client().responses.create({ model: 'azure-v1', input: 'Compute it.' });
     expect(azure.requests.at(-1)!.url).toBe('/openai/v1/responses');
-    expect(azure.requests.at(-1)!.body).toEqual({ model: 'my-gpt5-deployment', input: 'Compute it.' });
+    expect(azure.requests.at(-1)!.body).toEqual({ model: 'my-gpt5-deployment', input: 'Compute it.', store: false });
     expect(r.output_text).toContain('Final result: 570');
+  });
+});
+
+describe('stored Responses on a pass-through: the gateway keeps what the upstream answered', () => {
+  it('a passed-through answer is kept under its upstream id, readable by GET, and a next turn by previous_response_id goes up self-contained', async () => {
+    answer = 'responses-reasoning-encrypted';
+    const client = t.client();
+    const first = await client.responses.create({ model: 'codex', input: 'Compute 12 + 7.' });
+    const recordedBody = recorded('responses-reasoning-encrypted').json as { id: string; output: Array<{ id?: string }> };
+    expect(first.id).toBe(recordedBody.id);
+    // The gateway keeps the response itself, so the provider is told not to.
+    expect(oai.requests.at(-1)!.body).toEqual({ model: 'gpt-5.1-codex-max', input: 'Compute 12 + 7.', store: false });
+    const kept = await client.responses.retrieve(first.id);
+    expect(kept.id).toBe(first.id);
+    expect(kept.output.map((o) => o.id)).toEqual(recordedBody.output.map((o) => o.id));
+
+    await client.responses.create({ model: 'codex', previous_response_id: first.id, input: 'Now times 3.' });
+    const second = oai.requests.at(-1)!.body as { input: Array<{ id?: string; role?: string; content?: unknown }>; previous_response_id?: string; store?: boolean };
+    // No state upstream: the chain's input and the upstream's own output items are in the body, in order.
+    expect(second.previous_response_id).toBeUndefined();
+    expect(second.store).toBe(false);
+    expect(second.input[0]).toMatchObject({ role: 'user' });
+    expect(second.input.slice(1, -1).map((i) => i.id)).toEqual(recordedBody.output.map((o) => o.id));
+    expect(second.input.at(-1)).toMatchObject({ role: 'user' });
+    expect(JSON.stringify(second.input.at(-1))).toContain('Now times 3.');
+  });
+
+  it('a passed-through stream is kept from its final event before the stream ends', async () => {
+    answer = 'responses-stream-reasoning-encrypted';
+    const client = t.client();
+    let id = '';
+    for await (const event of await client.responses.create({ model: 'codex', input: 'Compute it.', stream: true })) {
+      if (event.type === 'response.completed') id = event.response.id;
+    }
+    expect(id).toMatch(/^resp_/);
+    // Read at once, as a client chaining the next turn would.
+    const kept = await client.responses.retrieve(id);
+    expect(kept.status).toBe('completed');
+    expect(kept.id).toBe(id);
   });
 });

@@ -1,32 +1,10 @@
 /**
- * Reading a Gemini request that arrived as untyped JSON: each reader checks one field and answers
- * a 400 naming it in the gateway's path style (`contents[1].parts[0].inlineData`), Google's own
- * wording for a wrong field being "Invalid JSON payload received".
+ * Reading a Gemini request that arrived as untyped JSON: the shared readers (../fields.ts), and
+ * Gemini's own number forms (Google's wording for a wrong field is "Invalid JSON payload received").
  */
-import { GatewayError } from '../../errors.ts';
+import { invalid } from '../fields.ts';
 
-export type Json = Record<string, unknown>;
-
-export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-export function invalid(param: string, why: string): GatewayError {
-  return new GatewayError('invalid_request', `Invalid '${param}': ${why}.`, { param });
-}
-
-export function objectAt(v: unknown, param: string): Json {
-  if (!isObject(v)) throw invalid(param, 'expected an object');
-  return v;
-}
-
-export function arrayAt(v: unknown, param: string): unknown[] {
-  if (!Array.isArray(v)) throw invalid(param, 'expected an array');
-  return v;
-}
-
-export function stringAt(v: unknown, param: string): string {
-  if (typeof v !== 'string') throw invalid(param, 'expected a string');
-  return v;
-}
+export { arrayAt, invalid, isObject, type Json, objectAt, stringAt } from '../fields.ts';
 
 export function numberAt(v: unknown, param: string, integer = false): number {
   if (typeof v !== 'number' || !Number.isFinite(v)) throw invalid(param, 'expected a number');

@@ -1,33 +1,12 @@
 /**
- * Reading a Messages request that arrived as untyped JSON: each reader checks one field and
- * answers a 400 that names it (`messages[1].content[0].source.data`, in the gateway's path
- * style) instead of letting a wrong type crash the translation.
+ * Reading a Messages request that arrived as untyped JSON: the shared readers (../fields.ts), a
+ * number within a range, and what only Anthropic serves.
  */
 import { GatewayError } from '../../errors.ts';
 import type { Drop } from '../../plugin-api.ts';
+import { invalid } from '../fields.ts';
 
-export type Json = Record<string, unknown>;
-
-export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-export function invalid(param: string, why: string): GatewayError {
-  return new GatewayError('invalid_request', `Invalid '${param}': ${why}.`, { param });
-}
-
-export function objectAt(v: unknown, param: string): Json {
-  if (!isObject(v)) throw invalid(param, 'expected an object');
-  return v;
-}
-
-export function arrayAt(v: unknown, param: string): unknown[] {
-  if (!Array.isArray(v)) throw invalid(param, 'expected an array');
-  return v;
-}
-
-export function stringAt(v: unknown, param: string): string {
-  if (typeof v !== 'string') throw invalid(param, 'expected a string');
-  return v;
-}
+export { arrayAt, invalid, isObject, type Json, objectAt, stringAt } from '../fields.ts';
 
 /** A finite number within [min, max]; `integer` also rejects fractions. */
 export function numberAt(v: unknown, param: string, range: { min?: number; max?: number; integer?: boolean } = {}): number {

@@ -175,6 +175,26 @@ export function staleAgentClients(dir = AGENTS_DIR) {
   });
 }
 
+// The install skips lifecycle scripts; these two postinstalls only copy the native binary
+// npm already fetched as an optional dependency into place (no download), so they run here.
+const AGENT_POSTINSTALLS = [
+  ['@anthropic-ai/claude-code', 'install.cjs'],
+  ['opencode-ai', 'postinstall.mjs'],
+];
+
+/** Runs the binary-placing postinstalls; false when one fails. */
+function linkAgentBinaries() {
+  for (const [pkg, script] of AGENT_POSTINSTALLS) {
+    const dir = new URL(`../test/agents/node_modules/${pkg}/`, import.meta.url);
+    const run = spawnSync(process.execPath, [script], { cwd: dir, stdio: ['ignore', 2, 2], timeout: 120000 });
+    if (run.status !== 0) {
+      process.stderr.write(`npm test: ${pkg}/${script} failed (status ${run.status})\n`);
+      return false;
+    }
+  }
+  return true;
+}
+
 /** Installs the agent CLIs when `wanted` (the whole suite, or files under test/agents) and stale; exits with one message if it cannot. */
 export function ensureAgentClients({ wanted }) {
   if (!wanted) return;
@@ -187,7 +207,7 @@ export function ensureAgentClients({ wanted }) {
     stdio: ['ignore', 2, 2],
     timeout: 900000,
   });
-  if (run.status === 0 && staleAgentClients().length === 0) return;
+  if (run.status === 0 && staleAgentClients().length === 0 && linkAgentBinaries()) return;
   process.stderr.write(
     `npm test: could not install the agent CLIs test/agents/agents.test.ts runs (${stale.join(', ')}): \`npm install --prefix test/agents --no-package-lock --ignore-scripts\` failed. It needs the npm registry once; run it by hand to see why.\n`,
   );

@@ -1,9 +1,9 @@
 /**
  * The core's reading of a provider's declared capabilities: before an attempt's request is built,
  * parameters the provider cannot honour are refused with a 400 naming them, or dropped (and
- * reported) when `dropUnsupportedParams` is set; a `reasoning_effort` the model cannot take is
- * always dropped and reported (a 400 only when the request is strict). Providers then translate
- * only what they support.
+ * reported) when `dropUnsupportedParams` is set; a hint the model cannot take (`HINTS`: how long
+ * to think, how wordy to be, never what to answer) is always dropped and reported (a 400 only when
+ * the request is strict). Providers then translate only what they support.
  */
 import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../openai-types.ts';
 import type { ProviderCall, ProviderCapabilities } from '../plugin-api.ts';
@@ -22,13 +22,18 @@ export function applyCapabilities(call: ProviderCall, caps: ProviderCapabilities
     unsupportedParam(call, param, why);
     dropped.push(param);
   };
+  const hint = (param: string, reason: string) => {
+    reportDrop(call, { field: param, what: String(r[param]), reason });
+    dropped.push(param);
+  };
   reportUnknownParams(call, caps);
-  for (const p of caps.unsupportedParams ?? []) if (r[p] !== undefined && r[p] !== null && p !== REASONING) refuse(p);
-  if (r.reasoning_effort != null && (caps.reasoning === false || caps.unsupportedParams?.includes(REASONING))) {
-    // How long to think, not what to answer (Claude Code's thinking arrives as one): dropped and reported, never refused unless strict.
-    reportDrop(call, { field: REASONING, what: String(r.reasoning_effort), reason: `${call.provider} model ${call.model} has no reasoning effort to set` });
-    dropped.push(REASONING);
+  for (const p of caps.unsupportedParams ?? []) {
+    if (r[p] === undefined || r[p] === null) continue;
+    if (HINTS.has(p)) hint(p, p === REASONING ? `${call.provider} model ${call.model} has no reasoning effort to set` : `${call.provider} model ${call.model} takes no ${p}`);
+    else refuse(p);
   }
+  // Claude Code's thinking arrives as a reasoning effort: a model without reasoning has none to set.
+  if (r.reasoning_effort != null && caps.reasoning === false && !dropped.includes(REASONING)) hint(REASONING, `${call.provider} model ${call.model} has no reasoning effort to set`);
   if (caps.streaming === false && r.stream === true) refuse('stream', 'set to true is not supported');
   if (caps.tools === false) {
     if (Array.isArray(r.tools) && r.tools.length) refuse('tools');
@@ -54,5 +59,12 @@ export function applyCapabilities(call: ProviderCall, caps: ProviderCapabilities
 }
 
 const REASONING = 'reasoning_effort';
+
+/**
+ * Parameters that say how to answer, not what: a target without them serves the request as well
+ * (Codex sends `verbosity` and Claude Code a reasoning effort on every turn), so they are dropped
+ * and reported rather than refused.
+ */
+export const HINTS: ReadonlySet<string> = new Set([REASONING, 'verbosity']);
 
 const isImage = (part: ContentPart) => part?.type === 'image_url';

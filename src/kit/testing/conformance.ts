@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedResponse } from './fake-upstream.ts';
 import { DEV_KEY, startTestGateway, type TestGateway } from './gateway.ts';
 import { expectValid } from './schema.ts';
+import { HINTS } from '../../providers/capabilities.ts';
 import type { ProviderPlugin } from '../../index.ts';
 
 /** Plausible values for parameters a provider may declare unsupported (they must pass validation first). */
@@ -184,18 +185,21 @@ export function runConformance(spec: ProviderConformance): void {
       expect(() => JSON.parse(call.function.arguments)).not.toThrow();
     });
 
-    // A reasoning effort the model cannot take is dropped and reported (it asks how long to think, not what to answer).
-    const noReasoning = caps.reasoning === false || caps.unsupportedParams?.includes('reasoning_effort');
-    it.skipIf(!noReasoning)(`without reasoning: reasoning_effort is dropped and reported, the rest served${noReasoning ? '' : ' (skipped: the provider reasons)'}`, async () => {
-      use(spec.scenarios.text);
-      const body: OpenAI.ChatCompletionCreateParamsNonStreaming = { model: 'alias', reasoning_effort: 'low', messages: [{ role: 'user', content: 'Hello' }] };
-      const { data, response } = await client().chat.completions.create(body).withResponse();
-      expect(data.choices[0].finish_reason).toBe('stop');
-      expect(response.headers.get('x-switchyard-dropped')).toBe('reasoning_effort (low)');
-    });
+    // A hint the model cannot take (how long to think, how wordy to be) is dropped and reported, never refused.
+    const hints = [...new Set([...(caps.reasoning === false ? ['reasoning_effort'] : []), ...(caps.unsupportedParams ?? []).filter((p) => HINTS.has(p))])];
+    for (const param of hints) {
+      it(`declared unsupported hint: ${param} is dropped and reported, the rest served`, async () => {
+        use(spec.scenarios.text);
+        const body: OpenAI.ChatCompletionCreateParamsNonStreaming = Object.assign({ model: 'alias', messages: [{ role: 'user' as const, content: 'Hello' }] }, { [param]: SAMPLE_VALUES[param] });
+        const { data, response } = await client().chat.completions.create(body).withResponse();
+        expect(data.choices[0].finish_reason).toBe('stop');
+        expect(response.headers.get('x-switchyard-dropped')).toBe(`${param} (${String(SAMPLE_VALUES[param])})`);
+        expect(upstream.requests.at(-1)!.body).not.toHaveProperty(param);
+      });
+    }
 
     // What the plugin declares it cannot honour is refused before anything reaches the upstream.
-    const refused = [...(caps.unsupportedParams ?? []), ...(caps.samplingExtras === false ? ['n', 'logprobs'] : [])].filter((p) => p in SAMPLE_VALUES && p !== 'reasoning_effort');
+    const refused = [...(caps.unsupportedParams ?? []), ...(caps.samplingExtras === false ? ['n', 'logprobs'] : [])].filter((p) => p in SAMPLE_VALUES && !HINTS.has(p));
     for (const param of refused) {
       it(`declared unsupported: ${param} → 400 unsupported_parameter, upstream not called`, async () => {
         const calls = upstream.requests.length;

@@ -126,10 +126,10 @@ providers:
   google: { plugin: gemini, baseUrl: "${gemini.url}", apiKey: test-gemini-key }
 models:
   gpt-6-sol: { targets: [{ provider: compat, model: gpt-compatible-1 }] }
-  # Codex sends text.verbosity, a hint Anthropic and Gemini models have no parameter for: dropped
-  # and reported by default. Gemini also refuses parallel_tool_calls unless dropUnsupportedParams.
+  # Codex sends text.verbosity and parallel_tool_calls, hints Anthropic and Gemini models have no
+  # parameter for: dropped and reported by default.
   codex-on-claude: { targets: [{ provider: claude, model: claude-sonnet-4-5 }] }
-  codex-on-gemini: { targets: [{ provider: google, model: gemini-2.5-flash }], dropUnsupportedParams: true }
+  codex-on-gemini: { targets: [{ provider: google, model: gemini-2.5-flash }] }
 `);
 });
 afterAll(async () => {
@@ -177,7 +177,7 @@ function secondTurn(first: Body, output: OpenAI.Responses.ResponseOutputItem[]):
 const cases = [
   { alias: 'gpt-6-sol', fixture: 'responses-lite', upstream: () => chat, droppedTool: 'input[0].tools[2] (web_search)' },
   { alias: 'codex-on-claude', fixture: 'responses-lite', upstream: () => claude, droppedTool: 'input[0].tools[2] (web_search), verbosity (low)' },
-  { alias: 'codex-on-gemini', fixture: 'responses-lite', upstream: () => gemini, droppedTool: 'input[0].tools[2] (web_search), verbosity (low), parallel_tool_calls' },
+  { alias: 'codex-on-gemini', fixture: 'responses-lite', upstream: () => gemini, droppedTool: 'input[0].tools[2] (web_search), verbosity (low), parallel_tool_calls (false)' },
   { alias: 'gpt-6-sol', fixture: 'responses-classic', upstream: () => chat, droppedTool: 'tools[3] (web_search)' },
 ];
 

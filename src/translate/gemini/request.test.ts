@@ -1,5 +1,5 @@
 /** OpenAI request → exact Gemini generateContent body, checked against recorded requests where they fit. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ChatCompletionRequest } from '../../openai-types.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
 import { GatewayError } from '../../errors.ts';
@@ -332,7 +332,6 @@ describe('unsupported parameters: 400 naming them, or dropped and logged', () =>
     ['audio', { audio: { voice: 'alloy', format: 'wav' } }],
     ['prediction', { prediction: { type: 'content', content: 'x' } }],
     ['modalities', { modalities: ['text', 'audio'] }],
-    ['parallel_tool_calls', { parallel_tool_calls: false, tools: [{ type: 'function', function: { name: 'f' } }] }],
     ['service_tier', { service_tier: 'flex' }],
     // Cast on purpose: a hosted tool the chat types exclude, as a newer client may send.
     ['tools[0]', { tools: [{ type: 'web_search' } as never] }],
@@ -379,6 +378,13 @@ describe('unsupported parameters: 400 naming them, or dropped and logged', () =>
       expect(JSON.stringify(body)).not.toMatch(/web_search|50256|alloy|svg|"no"|flex/);
     });
   }
+
+  it('parallel_tool_calls: false is a hint Gemini cannot take: dropped and reported, never refused', () => {
+    const drop = vi.fn();
+    const body = build({ parallel_tool_calls: false, tools: [{ type: 'function', function: { name: 'f' } }] }, { drop });
+    expect(drop).toHaveBeenCalledWith(expect.objectContaining({ field: 'parallel_tool_calls', what: 'false' }));
+    expect(JSON.stringify(body)).not.toMatch(/parallel/);
+  });
 
   it('no-op values pass: n 1, an empty logit_bias, text modalities, parallel_tool_calls true', () => {
     expect(build({ n: 1, logit_bias: {}, modalities: ['text'], parallel_tool_calls: true, service_tier: 'auto' })).toEqual({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });

@@ -21,6 +21,7 @@
  */
 import type { FunctionTool } from '../../openai-types.ts';
 import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
+import { reportDrop } from '../../providers/drops.ts';
 import { functionOf, unsupportedParam } from '../../providers/params.ts';
 import { geminiSignatureOf, reportCacheMarkersLeftOut, reportThinkingLeftOut } from '../chat/thinking.ts';
 import { translateMessages } from './contents.ts';
@@ -77,8 +78,9 @@ function checkParams(call: ProviderCall): void {
   if (bias && typeof bias === 'object' && Object.keys(bias).length) unsupportedParam(call, 'logit_bias');
   const modalities = r.modalities;
   if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) unsupportedParam(call, 'modalities', 'other than ["text"] are not supported');
-  // Gemini decides alone whether to call several functions at once.
-  if (r.parallel_tool_calls === false && r.tools?.length) unsupportedParam(call, 'parallel_tool_calls', 'set to false is not supported');
+  // Gemini decides alone whether to call several functions at once: a hint it cannot take (Codex sends it on every turn), reported, not refused.
+  if (r.parallel_tool_calls === false && r.tools?.length)
+    reportDrop(call, { field: 'parallel_tool_calls', what: 'false', reason: `gemini model ${call.model} decides alone whether to call several functions at once` });
   const tier = r.service_tier;
   if (tier != null && tier !== 'auto' && tier !== 'default') unsupportedParam(call, 'service_tier', `with the value ${JSON.stringify(tier)} is not supported`);
 }

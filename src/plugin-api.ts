@@ -9,6 +9,7 @@ export * from './contract/common.ts';
 export * from './contract/policies.ts';
 export * from './contract/failures.ts';
 export * from './contract/dropped.ts';
+export * from './contract/identity.ts';
 export * from './contract/providers.ts';
 export * from './contract/routing.ts';
 export * from './contract/pipeline.ts';

@@ -1,4 +1,5 @@
 /** The provider side of the contract: capabilities, calls, native answers, stream translators, plugins. Part of the plugin contract (a leaf: wire types and the error catalogue only). */
+import type { IdentityStatus } from './identity.ts';
 import type { JsonSchema, Logger, ProviderApiVersion } from './common.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, EmbeddingResponse } from '../openai-types.ts';
 import type { GatewayError } from '../errors.ts';
@@ -158,6 +159,8 @@ export interface ProviderInstance {
   countTokens?(call: ProviderCall): Promise<number>;
   /** Release pools and timers when the config generation that made it retires. */
   close?(): Promise<void>;
+  /** The identity it calls its upstream with, when it has one to report (a refreshed cloud token). */
+  identity?(): IdentityStatus | undefined;
 }
 
 /** One embeddings attempt: the same call, with the embeddings request instead of a chat one. */

@@ -16,6 +16,8 @@ export { textOf, partsOf, parseDataUrl, parseArguments, toolCallArguments } from
 export { GatewayError, ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 export { applyCapabilities } from '../providers/capabilities.ts';
 export { reportDrop } from '../providers/drops.ts';
+// Cloud credentials that expire, kept fresh for a provider's `signRequest` and reported by its `identity`.
+export { refreshingCredential, describeFailure, type IssuedCredential, type RefreshingCredential, type RefreshingCredentialOptions } from '../providers/credentials.ts';
 export { mulberry32 } from '../protocol/random.ts';
 
 // The built-in translations, for a provider that speaks one of these protocols behind other

@@ -20,7 +20,7 @@ import {
 } from '../plugin-api.ts';
 import { decodeSseJson, readErrorBody, serialise, type Headers, type SseJsonEvent } from './http-body.ts';
 import { sseJsonEvents } from './sse-events.ts';
-import type { UpstreamFailure } from '../plugin-api.ts';
+import type { IdentityStatus, UpstreamFailure } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
 import { UpstreamError, parseRetryAfter } from './upstream-error.ts';
 
@@ -72,6 +72,8 @@ export interface HttpProviderSpec<Options, Prepared = Options> extends Omit<Prov
   nativeProtocols?(options: Prepared): readonly string[];
   /** Adds signature headers once the body is final. */
   signRequest?(request: OutgoingRequest, options: Prepared): Promise<Record<string, string>>;
+  /** The identity the requests are made with, for /readyz and metrics (see `refreshingCredential`). */
+  identity?(options: Prepared): IdentityStatus | undefined;
   toCompletion(body: unknown, call: ProviderCall, options: Prepared): ChatCompletion;
   createStreamTranslator(call: ProviderCall, options: Prepared): StreamTranslator;
   /** Decodes a 2xx streamed body into native events. Default: SSE with JSON data, ending at `[DONE]`. */
@@ -191,6 +193,10 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
     if (spec.nativeProtocols) this.nativeProtocols = Object.freeze([...spec.nativeProtocols(options)]);
     const counting = spec.countTokens;
     if (counting) this.countTokens = (call) => this.#countTokens(counting, call);
+  }
+
+  identity(): IdentityStatus | undefined {
+    return this.#spec.identity?.(this.#options);
   }
 
   /**

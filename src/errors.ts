@@ -32,6 +32,11 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     summary: 'The provider serving the model cannot honour this parameter (`param`); set `dropUnsupportedParams: true` to drop it instead.',
   },
+  content_policy_violation: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary: 'A guardrail blocked the request or the answer; the message names the rule and the kind of thing found, never the text.',
+  },
   upstream_bad_request: { status: 400, type: 'invalid_request_error', summary: 'The provider rejected the request as invalid; its message is kept, prefixed by the provider name.' },
   bad_request: { status: 400, type: 'invalid_request_error', summary: 'The HTTP request itself is malformed (request line, headers, framing); the connection is closed.' },
   request_timeout: {

@@ -88,6 +88,26 @@ export interface RequestContext {
   readonly attempts: readonly AttemptRecord[];
   /** Extra headers for the client's response. */
   readonly responseHeaders: Record<string, string>;
+  /**
+   * Changes the answer on its way out (a guardrail redacting or restoring text, ending a stream
+   * that breaks a rule): called before `next()`, the transform applies to whichever attempt
+   * answers, in the order stages registered them. An answer with a transform is always
+   * translated (never passed through natively), so the transform sees chat completions and chunks.
+   */
+  transformAnswer(transform: AnswerTransform): void;
+  /** Adds a field to the request's log line (a stage's verdicts); the value must hold no secret. */
+  annotate(field: string, value: unknown): void;
+}
+
+/** A change to the answer as it goes out (see `RequestContext.transformAnswer`). */
+export interface AnswerTransform {
+  /** A whole answer, before it is written. Throw a GatewayError to answer that error instead. */
+  completion?(body: ChatCompletion): ChatCompletion;
+  /**
+   * A streamed answer's chunks as they flow: yield as you read, holding no more than you must.
+   * Throwing a GatewayError ends the stream with the protocol's in-stream error.
+   */
+  stream?(chunks: AsyncIterable<ChatCompletionChunk>): AsyncIterable<ChatCompletionChunk>;
 }
 
 /** How a request ended, as `onResponse` hooks see it once the response is complete (streams included). */
@@ -116,6 +136,8 @@ export interface RequestOutcome {
   readonly traceId: string | undefined;
   /** Fields the gateway read but did not carry to the target that answered (the `x-switchyard-dropped` header); absent when none. */
   readonly dropped?: readonly Drop[];
+  /** Fields stages added for the log line (`RequestContext.annotate`); absent when none. */
+  readonly annotations?: Readonly<Record<string, unknown>>;
 }
 
 /** What a request is, for the narrowing helpers (a context, or the core's own view of a request). */

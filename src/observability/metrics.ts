@@ -68,6 +68,13 @@ type CostLabels = Readonly<{ key: string; team: string; model: string }>;
 type TokenLabels = Readonly<{ key: string; team: string; model: string; type: string }>;
 type RequestLabels = Readonly<{ key: string; team: string; model: string; provider: string; status: string; code: string }>;
 
+/** What the guardrails stage annotates (src/guardrails/policy.ts `Verdict`), as far as metrics read it. */
+interface GuardrailVerdict {
+  rule: string;
+  action: string;
+  site: string;
+}
+
 export class GatewayMetrics implements GatewayObserver {
   readonly registry = new Registry();
   readonly contentType = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -90,6 +97,7 @@ export class GatewayMetrics implements GatewayObserver {
   readonly #overhead: Histogram;
   readonly #unknownRoutes: Counter<'method' | 'status'>;
   readonly #dropped: Counter<'ingress' | 'field'>;
+  readonly #guardrails: Counter<'rule' | 'action' | 'site'>;
   /** Label sets per key identity (one per key of a generation), made once and gone with it. */
   readonly #keyLabels = new WeakMap<KeyIdentity, KeyLabels>();
   /** Requests without a known key (refused at auth, or no auth stage). */
@@ -160,6 +168,12 @@ export class GatewayMetrics implements GatewayObserver {
       name: 'switchyard_dropped_fields_total',
       help: 'Request fields the gateway read but did not carry to the target by ingress and top-level field name (a known one, else _other); the log line names each.',
       labelNames: ['ingress', 'field'],
+      registers,
+    });
+    this.#guardrails = new Counter({
+      name: 'switchyard_guardrail_verdicts_total',
+      help: 'Requests a guardrail rule found something in, by rule (its gateway.yaml name), action (block, redact, log) and site (request, answer); never the text found.',
+      labelNames: ['rule', 'action', 'site'],
       registers,
     });
     this.#reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reload attempts by result (ok, rejected).', labelNames: ['result'], registers });
@@ -257,6 +271,8 @@ export class GatewayMetrics implements GatewayObserver {
     this.#countAttempts(ctx.attempts);
     const dropped = ctx.dropped;
     if (dropped) for (const d of dropped) this.#dropped.inc({ ingress: ctx.ingress, field: droppedFieldLabel(d.field) });
+    const verdicts = ctx.annotations?.guardrails;
+    if (Array.isArray(verdicts)) for (const v of verdicts as GuardrailVerdict[]) this.#guardrails.inc({ rule: v.rule, action: v.action, site: v.site });
 
     const attempt = ctx.attempt;
     // Requests refused before any upstream was tried are not GenAI operations (they are counted above).

@@ -118,7 +118,7 @@ export class Attempt implements ExchangeAttempt {
       const call: { -readonly [K in keyof ProviderCall]: ProviderCall[K] } = { ...this.#callBase(), request: body, stream: !counting && body.stream === true };
       // The client's own body stands for the request only while no stage changed it.
       const native = x.session?.native;
-      const speaks = native !== undefined && target.capabilities.nativeProtocols?.includes(native.protocol) === true && x.requestUnchanged();
+      const speaks = native !== undefined && target.capabilities.nativeProtocols?.includes(native.protocol) === true && x.requestUnchanged() && (counting || !x.answerTransforms);
       if (counting && !speaks) {
         // What only the native protocol has is refused or dropped, as it would be when served.
         if (native) this.#translating(native);

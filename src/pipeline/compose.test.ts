@@ -26,6 +26,8 @@ function contextOf(log = spiedLog()): RequestContext {
     attempt: undefined,
     attempts: [],
     responseHeaders,
+    transformAnswer: () => {},
+    annotate: () => {},
   };
 }
 

@@ -206,6 +206,8 @@ describe('the stage view (ctx)', () => {
       attempt: undefined,
       attempts: [],
       responseHeaders: {},
+      transformAnswer: () => {},
+      annotate: () => {},
     };
     expect(() => exchangeOf(fake)).toThrow(TypeError);
   });

@@ -12,7 +12,21 @@ import { joinDrops } from './drops.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Lease, TokenEstimate, TokenUsage } from '../governance/index.ts';
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, Usage } from '../openai-types.ts';
-import type { AttemptRecord, AttemptView, Drop, GatewayResponse, Ingress, KeyIdentity, ModelRoute, NativeRequest, Operation, RequestContext, RequestOutcome, RouteTarget } from '../plugin-api.ts';
+import type {
+  AnswerTransform,
+  AttemptRecord,
+  AttemptView,
+  Drop,
+  GatewayResponse,
+  Ingress,
+  KeyIdentity,
+  ModelRoute,
+  NativeRequest,
+  Operation,
+  RequestContext,
+  RequestOutcome,
+  RouteTarget,
+} from '../plugin-api.ts';
 
 /** Where a request's time went, in ms since `startedAt`'s clock. */
 export interface RequestTiming {
@@ -172,6 +186,8 @@ export interface ExchangeView {
   readonly refusal: RequestOutcome['refusal'];
   /** Fields read but not carried to the target (see `Exchange.dropped`). */
   readonly dropped?: readonly Drop[];
+  /** Stages' fields for the log line (`RequestContext.annotate`): the guardrails' verdicts are counted from it. */
+  readonly annotations?: Readonly<Record<string, unknown>>;
   /** Instruments may record the trace id (tracing does). */
   traceId: string | undefined;
 }
@@ -230,6 +246,10 @@ export class Exchange implements ExchangeView {
   delivered: { chars: number } | undefined;
   /** The trace this request belongs to, when tracing is on. */
   traceId: string | undefined;
+  /** Stages' changes to the answer (`RequestContext.transformAnswer`); undefined when none, as on most requests. */
+  answerTransforms: AnswerTransform[] | undefined;
+  /** Stages' fields for the log line (`RequestContext.annotate`). */
+  annotations: Record<string, unknown> | undefined;
   #ended = false;
   /** The session's request as its protocol made it (JSON), kept when the client's own body may go upstream instead. */
   #nativeBasis: string | undefined;
@@ -346,6 +366,7 @@ export class Exchange implements ExchangeView {
       timing: Object.freeze({ durationMs, upstreamMs: this.timing.upstreamMs, overheadMs: Math.max(0, durationMs - this.timing.upstreamMs), firstChunkMs: this.timing.firstChunkMs }),
       traceId: this.traceId,
       dropped: this.dropped,
+      annotations: this.annotations,
     });
   }
 }
@@ -398,6 +419,12 @@ class StageContext implements RequestContext {
   }
   get responseHeaders(): Record<string, string> {
     return this.#exchange.responseHeaders;
+  }
+  transformAnswer(transform: AnswerTransform): void {
+    (this.#exchange.answerTransforms ??= []).push(transform);
+  }
+  annotate(field: string, value: unknown): void {
+    (this.#exchange.annotations ??= {})[field] = value;
   }
 }
 

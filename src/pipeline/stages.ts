@@ -10,6 +10,7 @@ import type { StagePlugin } from '../plugin-api.ts';
 import auth from '../stages/auth.ts';
 import validate from '../stages/validate.ts';
 import route from '../stages/route.ts';
+import guardrails from '../stages/guardrails.ts';
 import retry from '../stages/retry.ts';
 import transformResponse from '../stages/transform-response.ts';
 import log from '../stages/log.ts';
@@ -23,12 +24,23 @@ export interface BuiltinStage {
   needsKeys: boolean;
   /** One line for the docs. */
   does: string;
+  /** Not in the default pipeline: runs only where gateway.yaml's `pipeline:` names it. */
+  optIn?: boolean;
 }
 
 export const BUILTIN_STAGES: readonly BuiltinStage[] = Object.freeze([
   { name: 'auth', plugin: auth as StagePlugin, required: false, ordered: true, needsKeys: true, does: 'bearer key → key identity; model scopes (401/403)' },
   { name: 'validate', plugin: validate as StagePlugin, required: false, ordered: true, needsKeys: false, does: 'the body against the Chat Completions schema (400 naming the field)' },
   { name: 'route', plugin: route as StagePlugin, required: true, ordered: true, needsKeys: false, does: 'model alias → its targets (404 when unknown)' },
+  {
+    name: 'guardrails',
+    plugin: guardrails as unknown as StagePlugin,
+    required: false,
+    ordered: true,
+    needsKeys: false,
+    optIn: true,
+    does: 'PII, secret and custom rules on the request and the answer: block, redact (and restore), log',
+  },
   { name: 'retry', plugin: retry as StagePlugin, required: false, ordered: true, needsKeys: false, does: 'routing strategy, retries, backoff, cooldowns, fallbacks; one attempt per try' },
   { name: 'transform-response', plugin: transformResponse as StagePlugin, required: true, ordered: true, needsKeys: false, does: "the provider's answer → OpenAI completion or chunks, per attempt" },
   { name: 'log', plugin: log as StagePlugin, required: false, ordered: false, needsKeys: false, does: 'one structured line per request, after the response' },
@@ -36,8 +48,8 @@ export const BUILTIN_STAGES: readonly BuiltinStage[] = Object.freeze([
 
 export const BUILTIN_STAGE_NAMES: readonly string[] = BUILTIN_STAGES.map((s) => s.name);
 
-/** The pipeline when gateway.yaml has no `pipeline:`: every built-in, in table order. */
-export const DEFAULT_PIPELINE: readonly string[] = BUILTIN_STAGE_NAMES;
+/** The pipeline when gateway.yaml has no `pipeline:`: every built-in but the opt-in ones, in table order. */
+export const DEFAULT_PIPELINE: readonly string[] = BUILTIN_STAGES.filter((s) => !s.optIn).map((s) => s.name);
 
 export function builtinStage(name: string): BuiltinStage | undefined {
   return BUILTIN_STAGES.find((s) => s.name === name);

@@ -49,6 +49,8 @@ function versionOneContext(ctx: RequestContext, outcome: RequestOutcome): Reques
     attempt,
     attempts,
     responseHeaders,
+    transformAnswer: (transform) => ctx.transformAnswer(transform),
+    annotate: (field, value) => ctx.annotate(field, value),
     ...{ status, usage, costUsd, upstreamModel, refusal, traceId, error, streamError, timing },
   };
 }

@@ -11,6 +11,7 @@ import { Exchange, type ExchangeEnd } from '../pipeline/exchange.ts';
 import { MAX_JSON_DEPTH, tooDeep } from '../protocol/depth.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import type { Runtime } from '../runtime/build.ts';
+import type { AnswerTransform, GatewayResponse } from '../plugin-api.ts';
 import type { ServerDeps } from './surface.ts';
 import { writeAnswer, writeError } from './writer.ts';
 
@@ -34,7 +35,8 @@ export function servePipeline(deps: ServerDeps, protocol: Protocol) {
       await runtime.run(x.ctx);
       const attempt = x.attempt;
       if (!attempt) throw new GatewayError('internal_error', 'the pipeline answered without an attempt');
-      await writeAnswer(x, await attempt.complete(), toClientError);
+      const response = await attempt.complete();
+      await writeAnswer(x, x.answerTransforms ? transformed(response, x.answerTransforms) : response, toClientError);
     } catch (err) {
       if (x.signal.aborted) {
         x.status = 499; // client closed the request (nginx's convention), for the log only
@@ -47,6 +49,16 @@ export function servePipeline(deps: ServerDeps, protocol: Protocol) {
       void x.end(end);
     }
   };
+}
+
+/** The answer with the stages' transforms applied, in the order they registered them. */
+function transformed(response: GatewayResponse, transforms: readonly AnswerTransform[]): GatewayResponse {
+  let out = response;
+  for (const t of transforms) {
+    if (out.kind === 'completion' && t.completion) out = { kind: 'completion', body: t.completion(out.body) };
+    else if (out.kind === 'stream' && t.stream) out = { kind: 'stream', chunks: t.stream(out.chunks) };
+  }
+  return out;
 }
 
 /**

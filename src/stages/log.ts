@@ -37,6 +37,8 @@ export function requestLogLine(ctx: RequestContext, outcome: RequestOutcome, red
   if (outcome.costUsd !== undefined) line.costUsd = outcome.costUsd;
   if (ctx.key?.team) line.team = ctx.key.team;
   if (outcome.dropped) line.dropped = outcome.dropped.map((d) => d.field);
+  // Stages' own fields never overwrite the core's.
+  if (outcome.annotations) for (const [field, value] of Object.entries(outcome.annotations)) if (!(field in line)) line[field] = value;
   if (attempts.length > 1 || attempts.some((a) => a.outcome !== 'ok')) line.attemptLog = attempts;
   const error = outcome.error;
   if (error) {

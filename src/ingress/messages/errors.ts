@@ -32,6 +32,7 @@ export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type
   invalid_request: { status: 400, type: 'invalid_request_error' },
   missing_required_parameter: { status: 400, type: 'invalid_request_error' },
   unsupported_parameter: { status: 400, type: 'invalid_request_error' },
+  content_policy_violation: { status: 400, type: 'invalid_request_error' },
   upstream_bad_request: { status: 400, type: 'invalid_request_error' },
   bad_request: { status: 400, type: 'invalid_request_error' },
   request_timeout: { status: 408, type: 'invalid_request_error' },

@@ -102,7 +102,7 @@ export interface RequestContext {
 /** A change to the answer as it goes out (see `RequestContext.transformAnswer`). */
 export interface AnswerTransform {
   /** A whole answer, before it is written. Throw a GatewayError to answer that error instead. */
-  completion?(body: ChatCompletion): ChatCompletion;
+  completion?(body: ChatCompletion): ChatCompletion | Promise<ChatCompletion>;
   /**
    * A streamed answer's chunks as they flow: yield as you read, holding no more than you must.
    * Throwing a GatewayError ends the stream with the protocol's in-stream error.

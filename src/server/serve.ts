@@ -36,7 +36,7 @@ export function servePipeline(deps: ServerDeps, protocol: Protocol) {
       const attempt = x.attempt;
       if (!attempt) throw new GatewayError('internal_error', 'the pipeline answered without an attempt');
       const response = await attempt.complete();
-      await writeAnswer(x, x.answerTransforms ? transformed(response, x.answerTransforms) : response, toClientError);
+      await writeAnswer(x, x.answerTransforms ? await transformed(response, x.answerTransforms) : response, toClientError);
     } catch (err) {
       if (x.signal.aborted) {
         x.status = 499; // client closed the request (nginx's convention), for the log only
@@ -52,10 +52,10 @@ export function servePipeline(deps: ServerDeps, protocol: Protocol) {
 }
 
 /** The answer with the stages' transforms applied, in the order they registered them. */
-function transformed(response: GatewayResponse, transforms: readonly AnswerTransform[]): GatewayResponse {
+async function transformed(response: GatewayResponse, transforms: readonly AnswerTransform[]): Promise<GatewayResponse> {
   let out = response;
   for (const t of transforms) {
-    if (out.kind === 'completion' && t.completion) out = { kind: 'completion', body: t.completion(out.body) };
+    if (out.kind === 'completion' && t.completion) out = { kind: 'completion', body: await t.completion(out.body) };
     else if (out.kind === 'stream' && t.stream) out = { kind: 'stream', chunks: t.stream(out.chunks) };
   }
   return out;

@@ -20,7 +20,6 @@ const OPTIONS_SCHEMA: JsonSchema = {
       additionalProperties: {
         type: 'object',
         additionalProperties: false,
-        required: ['action'],
         properties: {
           detect: STRINGS,
           custom: {
@@ -38,6 +37,17 @@ const OPTIONS_SCHEMA: JsonSchema = {
                 caseSensitive: { type: 'boolean' },
                 maxLength: { type: 'integer', minimum: 1, maximum: 4096 },
               },
+            },
+          },
+          webhook: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['url'],
+            properties: {
+              url: { type: 'string', pattern: '^https?://' },
+              timeoutMs: { type: 'integer', minimum: 1, maximum: 60000 },
+              onError: { enum: ['allow', 'block'] },
+              headers: { type: 'object', additionalProperties: { type: 'string' } },
             },
           },
           action: { enum: ['block', 'redact', 'log'] },
@@ -67,7 +77,7 @@ export default defineStage<GuardrailsOptions>({
   optionsSchema: OPTIONS_SCHEMA,
   async create(options) {
     // Loaded here, not at startup: the detectors' data (phone metadata, IBAN registry) costs nothing unless used.
-    const { compileGuardrails, GuardedRequest } = await import('../guardrails/policy.ts');
+    const [{ compileGuardrails }, { GuardedRequest }] = await Promise.all([import('../guardrails/policy.ts'), import('../guardrails/guarded.ts')]);
     const guardrails = compileGuardrails(options);
     return {
       name: 'guardrails',
@@ -77,8 +87,9 @@ export default defineStage<GuardrailsOptions>({
         const who = { key: ctx.key?.name, team: ctx.key?.team };
         const rules = guardrails.select({ ...who, model: ctx.route?.name }) ?? (asked !== ctx.route?.name ? guardrails.select({ ...who, model: asked }) : undefined);
         if (rules) {
-          const guarded = new GuardedRequest(rules, (verdicts) => ctx.annotate('guardrails', verdicts));
-          guarded.checkRequest(ctx.body);
+          const meta = { requestId: ctx.id, ...who, model: ctx.route?.name ?? asked, signal: ctx.signal };
+          const guarded = new GuardedRequest(rules, meta, (verdicts) => ctx.annotate('guardrails', verdicts));
+          await guarded.checkRequest(ctx.body);
           const transform = guarded.answerTransform();
           if (transform) ctx.transformAnswer(transform);
         }

@@ -91,7 +91,8 @@ export interface RequestContext {
   /**
    * Changes the answer on its way out (a guardrail redacting or restoring text, ending a stream
    * that breaks a rule): called before `next()`, the transform applies to whichever attempt
-   * answers, in the order stages registered them. An answer with a transform is always
+   * answers, innermost stage first (as on the way back through the pipeline: a stage later in
+   * `pipeline:` sees the answer before one earlier). An answer with a transform is always
    * translated (never passed through natively), so the transform sees chat completions and chunks.
    */
   transformAnswer(transform: AnswerTransform): void;
@@ -175,6 +176,8 @@ export interface StageInstance {
    * the key of these headers, or a thrown GatewayError (401).
    */
   identify?(headers: IncomingHttpHeaders): KeyIdentity;
+  /** The config generation that created the stage is done (its requests finished): release connections and timers. */
+  close?(): void | Promise<void>;
 }
 
 export interface StageEnv {

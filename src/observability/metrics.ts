@@ -98,6 +98,8 @@ export class GatewayMetrics implements GatewayObserver {
   readonly #unknownRoutes: Counter<'method' | 'status'>;
   readonly #dropped: Counter<'ingress' | 'field'>;
   readonly #guardrails: Counter<'rule' | 'action' | 'site'>;
+  readonly #cache: Counter<'result'>;
+  readonly #cacheSaved: Counter;
   /** Label sets per key identity (one per key of a generation), made once and gone with it. */
   readonly #keyLabels = new WeakMap<KeyIdentity, KeyLabels>();
   /** Requests without a known key (refused at auth, or no auth stage). */
@@ -176,6 +178,13 @@ export class GatewayMetrics implements GatewayObserver {
       labelNames: ['rule', 'action', 'site'],
       registers,
     });
+    this.#cache = new Counter({
+      name: 'switchyard_cache_requests_total',
+      help: 'Chat requests the exact cache saw, by result: hit (answered from the cache), miss, bypass (Cache-Control: no-cache or no-store).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#cacheSaved = new Counter({ name: 'switchyard_cache_saved_usd_total', help: 'What the answers served from the exact cache cost when they were made (USD): spend saved.', registers });
     this.#reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reload attempts by result (ok, rejected).', labelNames: ['result'], registers });
     this.#reloads.inc({ result: 'ok' }, 0);
     this.#reloads.inc({ result: 'rejected' }, 0);
@@ -273,6 +282,11 @@ export class GatewayMetrics implements GatewayObserver {
     if (dropped) for (const d of dropped) this.#dropped.inc({ ingress: ctx.ingress, field: droppedFieldLabel(d.field) });
     const verdicts = ctx.annotations?.guardrails;
     if (Array.isArray(verdicts)) for (const v of verdicts as GuardrailVerdict[]) this.#guardrails.inc({ rule: v.rule, action: v.action, site: v.site });
+    const cache = ctx.annotations?.cache as { result: string; savedUsd?: number | null } | undefined;
+    if (cache) {
+      this.#cache.inc({ result: cache.result });
+      if (typeof cache.savedUsd === 'number') this.#cacheSaved.inc(cache.savedUsd);
+    }
 
     const attempt = ctx.attempt;
     // Requests refused before any upstream was tried are not GenAI operations (they are counted above).

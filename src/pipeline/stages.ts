@@ -10,6 +10,7 @@ import type { StagePlugin } from '../plugin-api.ts';
 import auth from '../stages/auth.ts';
 import validate from '../stages/validate.ts';
 import route from '../stages/route.ts';
+import cache from '../stages/cache.ts';
 import guardrails from '../stages/guardrails.ts';
 import retry from '../stages/retry.ts';
 import transformResponse from '../stages/transform-response.ts';
@@ -40,6 +41,15 @@ export const BUILTIN_STAGES: readonly BuiltinStage[] = Object.freeze([
     needsKeys: false,
     optIn: true,
     does: 'PII, secret and custom rules on the request and the answer: block, redact (and restore), log',
+  },
+  {
+    name: 'cache',
+    plugin: cache as unknown as StagePlugin,
+    required: false,
+    ordered: true,
+    needsKeys: false,
+    optIn: true,
+    does: 'exact response cache per key, team or everyone: a repeated request answered without a provider, free',
   },
   { name: 'retry', plugin: retry as StagePlugin, required: false, ordered: true, needsKeys: false, does: 'routing strategy, retries, backoff, cooldowns, fallbacks; one attempt per try' },
   { name: 'transform-response', plugin: transformResponse as StagePlugin, required: true, ordered: true, needsKeys: false, does: "the provider's answer → OpenAI completion or chunks, per attempt" },

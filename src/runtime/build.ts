@@ -148,7 +148,10 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     lifecycle: { inFlight: 0 },
     run: compose(stages, dispatch),
     finish: composeOnResponse(stages),
-    close: closeProviders,
+    close: async () => {
+      await closeProviders();
+      await Promise.allSettled(stages.map((s) => s.close?.()));
+    },
   });
 }
 

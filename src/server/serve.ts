@@ -51,10 +51,15 @@ export function servePipeline(deps: ServerDeps, protocol: Protocol) {
   };
 }
 
-/** The answer with the stages' transforms applied, in the order they registered them. */
+/**
+ * The answer with the stages' transforms applied innermost first: the stage nearest the provider
+ * registered last and sees the answer first, as on the way back through the onion (a cache
+ * inside the guardrails keeps the answer before their restoring).
+ */
 async function transformed(response: GatewayResponse, transforms: readonly AnswerTransform[]): Promise<GatewayResponse> {
   let out = response;
-  for (const t of transforms) {
+  for (let i = transforms.length - 1; i >= 0; i--) {
+    const t = transforms[i];
     if (out.kind === 'completion' && t.completion) out = { kind: 'completion', body: await t.completion(out.body) };
     else if (out.kind === 'stream' && t.stream) out = { kind: 'stream', chunks: t.stream(out.chunks) };
   }

@@ -166,8 +166,8 @@ models:
   it('pipeline: unknown stage, wrong built-in order, missing route', async () => {
     const yaml = `${BASE}pipeline: [auth, validate, retry, route, transform-response, logg]\n`;
     expect(await problems(yaml)).toEqual([
-      'gateway.yaml:9:35 pipeline[3]: "route" must come before "retry" (built-in order: auth → validate → route → guardrails → retry → transform-response)',
-      'gateway.yaml:9:62 pipeline[5]: unknown stage plugin "logg": not a built-in (auth, validate, route, guardrails, retry, transform-response, log) and no package of that name is installed; use ./path/to/plugin.ts for a file',
+      'gateway.yaml:9:35 pipeline[3]: "route" must come before "retry" (built-in order: auth → validate → route → guardrails → cache → retry → transform-response)',
+      'gateway.yaml:9:62 pipeline[5]: unknown stage plugin "logg": not a built-in (auth, validate, route, guardrails, cache, retry, transform-response, log) and no package of that name is installed; use ./path/to/plugin.ts for a file',
     ]);
     const missing = await problems(`${BASE}pipeline: [auth, validate, retry, transform-response]\n`);
     expect(missing).toEqual(['gateway.yaml:9:11 pipeline: the pipeline needs the "route" stage']);

@@ -78,7 +78,10 @@ export async function loadPlugins(parsed: ParsedConfig, ctx: LoadContext): Promi
         source.error(f.path, f.message, { key: f.key });
       }
     }
-    for (const key of plugin.secretOptions ?? []) if (typeof opts[key] === 'string') secrets.push(opts[key] as string);
+    for (const key of plugin.secretOptions ?? []) {
+      const value = valueAt(opts, key.split('.'));
+      if (typeof value === 'string') secrets.push(value);
+    }
   });
   pipeline.forEach((ref, i) => {
     const plugin = stages[i];

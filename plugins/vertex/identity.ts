@@ -43,23 +43,24 @@ export interface VertexIdentity {
 
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 
-/** The `auth` option's schema, shared by the vertex and vertex-anthropic plugins. */
+/**
+ * The `auth` option's schema, shared by the vertex and vertex-anthropic plugins: one object whose
+ * `type` decides the other fields (so an error names the field that is wrong, not a branch).
+ */
 export function authSchema(options: { apiKey: boolean }): Record<string, unknown> {
-  const google = {
+  const google = { credentialsFile: { type: 'string', minLength: 1 }, credentials: { type: 'string', minLength: 1 }, scopes: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } };
+  if (!options.apiKey) {
+    return { type: 'object', additionalProperties: false, required: ['type'], properties: { type: { const: 'google' }, ...google } };
+  }
+  return {
     type: 'object',
     additionalProperties: false,
     required: ['type'],
-    properties: {
-      type: { const: 'google' },
-      credentialsFile: { type: 'string', minLength: 1 },
-      credentials: { type: 'string', minLength: 1 },
-      scopes: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
-    },
-    not: { required: ['credentialsFile', 'credentials'] },
+    properties: { type: { enum: ['google', 'api-key'] }, ...google, key: { type: 'string', minLength: 1 } },
+    if: { properties: { type: { const: 'api-key' } } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a thenable
+    then: { required: ['key'] },
   };
-  if (!options.apiKey) return google;
-  const apiKey = { type: 'object', additionalProperties: false, required: ['type', 'key'], properties: { type: { const: 'api-key' }, key: { type: 'string', minLength: 1 } } };
-  return { oneOf: [google, apiKey] };
 }
 
 /** Secret-bearing option paths, for `secretOptions` (scrubbed from every message and log line). */
@@ -72,6 +73,7 @@ export const AUTH_SECRETS = ['auth.key', 'auth.credentials'];
  * is reported at startup, and requests fetch again (503 while none is valid).
  */
 export async function prepareIdentity(auth: VertexAuth | undefined, env: ProviderEnv, settings: { project?: string } = {}): Promise<VertexIdentity | ProviderUnavailable> {
+  checkAuthFields(auth);
   if (auth?.type === 'api-key') {
     const key = auth.key;
     return { headers: async () => ({ 'x-goog-api-key': key }), status: () => ({ source: 'api-key', refreshes: 0, failures: 0 }) };
@@ -93,6 +95,14 @@ export async function prepareIdentity(auth: VertexAuth | undefined, env: Provide
     headers: async () => ({ authorization: `Bearer ${await credential.get()}` }),
     status: () => credential.status(),
   };
+}
+
+/** Fields that belong to the other type, or two credentials at once: a config error naming them (the schema's own errors would name a branch). */
+function checkAuthFields(auth: VertexAuth | undefined): void {
+  const given = Object.keys(auth ?? {}).filter((k) => k !== 'type');
+  const foreign = given.filter((k) => (auth?.type === 'api-key' ? k !== 'key' : k === 'key'));
+  if (foreign.length) throw new Error(`auth.${foreign[0]} does not go with auth.type ${auth?.type}`);
+  if (given.includes('credentialsFile') && given.includes('credentials')) throw new Error('auth.credentialsFile and auth.credentials both name a credential: give one');
 }
 
 interface GoogleClient {

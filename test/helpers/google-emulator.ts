@@ -30,7 +30,7 @@ export const CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform';
 export const WIF_AUDIENCE = '//iam.googleapis.com/projects/123456/locations/global/workloadIdentityPools/gke/providers/oidc';
 const IDP_ISSUER = 'https://idp.emulator.test';
 
-export type TokenSource = 'service-account' | 'metadata-server' | 'external-account';
+export type TokenSource = 'service-account' | 'authorized-user' | 'metadata-server' | 'external-account';
 
 export interface IssuedToken {
   token: string;
@@ -54,6 +54,8 @@ export interface GoogleEmulator {
   readonly issued: IssuedToken[];
   /** A service account key JSON whose private key is one generated here. */
   serviceAccount(email?: string): Record<string, string>;
+  /** A gcloud `authorized_user` ADC JSON (a user's refresh token) the token endpoint accepts. */
+  authorizedUser(): Record<string, string>;
   /** An OIDC token from the fake identity provider (for a credential_source file). */
   oidcToken(audience?: string, lifetimeSeconds?: number): string;
   /** The external_account JSON that exchanges the token in `tokenFile` at this STS. */
@@ -110,7 +112,8 @@ export function googleEmulator(): GoogleEmulator {
   const keyId = randomBytes(8).toString('hex');
   const accounts = new Set<string>();
   const tokens = new Map<string, IssuedToken>();
-  const calls: Record<TokenSource, number> = { 'service-account': 0, 'metadata-server': 0, 'external-account': 0 };
+  const calls: Record<TokenSource, number> = { 'service-account': 0, 'authorized-user': 0, 'metadata-server': 0, 'external-account': 0 };
+  const refreshTokens = new Map<string, { clientId: string; clientSecret: string }>();
   const refusals: string[] = [];
   const issued: IssuedToken[] = [];
   let url = '';
@@ -141,6 +144,16 @@ export function googleEmulator(): GoogleEmulator {
         token_uri: GOOGLE_TOKEN_URL,
         universe_domain: 'googleapis.com',
       };
+    },
+    authorizedUser() {
+      const user = {
+        type: 'authorized_user',
+        client_id: '764086051850-emulator.apps.googleusercontent.com',
+        client_secret: `d-${randomBytes(12).toString('hex')}`,
+        refresh_token: `1//${randomBytes(24).toString('base64url')}`,
+      };
+      refreshTokens.set(user.refresh_token, { clientId: user.client_id, clientSecret: user.client_secret });
+      return user;
     },
     oidcToken(audience = WIF_AUDIENCE, lifetimeSeconds = 3600) {
       const now = Math.floor(Date.now() / 1000);
@@ -176,10 +189,11 @@ export function googleEmulator(): GoogleEmulator {
     json(res, status, { error, error_description: why });
   }
 
-  /** POST /token: the service account's JWT bearer grant (RFC 7523), as Google checks it. */
+  /** POST /token: the service account's JWT bearer grant (RFC 7523), as Google checks it; or a user's refresh token. */
   async function oauthToken(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    calls['service-account']++;
     const form = await formOf(req);
+    if (form.get('grant_type') === 'refresh_token') return userToken(form, res);
+    calls['service-account']++;
     if (emulator.failWith) return json(res, emulator.failWith.status, emulator.failWith.body);
     if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return refuse(res, 400, 'unsupported_grant_type', `grant_type ${form.get('grant_type')}`);
     const checked = verifyJwt(form.get('assertion') ?? '', saKeys.publicKey);
@@ -191,6 +205,15 @@ export function googleEmulator(): GoogleEmulator {
     if (typeof scope !== 'string' || !scope.split(' ').includes(CLOUD_PLATFORM)) return refuse(res, 400, 'invalid_scope', `scope ${String(scope)}`);
     if (typeof iat !== 'number' || typeof exp !== 'number' || iat > now + 60 || exp <= now || exp - iat > 3600) return refuse(res, 400, 'invalid_grant', `iat ${String(iat)} exp ${String(exp)}`);
     json(res, 200, issue('service-account'));
+  }
+
+  function userToken(form: URLSearchParams, res: ServerResponse): void {
+    calls['authorized-user']++;
+    const client = refreshTokens.get(form.get('refresh_token') ?? '');
+    if (emulator.failWith) json(res, emulator.failWith.status, emulator.failWith.body);
+    else if (!client) refuse(res, 400, 'invalid_grant', 'unknown refresh token');
+    else if (form.get('client_id') !== client.clientId || form.get('client_secret') !== client.clientSecret) refuse(res, 401, 'invalid_client', 'client id or secret');
+    else json(res, 200, { ...issue('authorized-user'), scope: CLOUD_PLATFORM });
   }
 
   /** The metadata server: refuses a request without `Metadata-Flavor: Google`, and says so in its answers. */

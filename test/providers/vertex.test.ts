@@ -9,7 +9,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import { describe, expect, it } from 'vitest';
-import { DEV_KEY, expectValid, failureOf, useTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
+import { DEV_KEY, expectValid, failureOf, startTestGateway, useTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
 import { fakeVertex, THINKING_SIGNATURE } from '../helpers/fake-vertex.ts';
 import { googleEmulator, useGoogleEmulator } from '../helpers/google-emulator.ts';
 import { configYaml } from '../helpers/repo.ts';
@@ -29,6 +29,9 @@ function gatewayFiles(): Record<string, string> {
     },
     get 'wif.json'() {
       return JSON.stringify(emulator.externalAccount(oidcFile));
+    },
+    get 'user.json'() {
+      return JSON.stringify(emulator.authorizedUser());
     },
   };
 }
@@ -55,8 +58,10 @@ describe('each credential source serves a request through google-auth-library', 
           `  meta: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertex.url}", auth: { type: google } }`,
           `  wif: { plugin: vertex, project: ${PROJECT}, location: europe-west4, baseUrl: "${vertex.url}", auth: { type: google, credentials: "\${file:wif.json}" } }`,
           `  express: { plugin: vertex, baseUrl: "${vertex.url}", auth: { type: api-key, key: ${EXPRESS_KEY} } }`,
+          `  user: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertex.url}", auth: { type: google, credentialsFile: user.json } }`,
         ].join('\n'),
         models: [
+          '  user-flash: { retry: { attempts: 1 }, targets: [{ provider: user, model: gemini-2.5-flash }] }',
           '  sa-flash: { retry: { attempts: 1 }, targets: [{ provider: sa, model: gemini-2.5-flash }] }',
           '  meta-flash: { retry: { attempts: 1 }, targets: [{ provider: meta, model: gemini-2.5-flash }] }',
           '  wif-flash: { retry: { attempts: 1 }, targets: [{ provider: wif, model: gemini-2.5-flash }] }',
@@ -103,6 +108,14 @@ describe('each credential source serves a request through google-auth-library', 
     expect(sent.url).toBe(`/v1/projects/${PROJECT}/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent`);
     expect(emulator.valid(String(sent.headers.authorization).replace('Bearer ', ''))?.source).toBe('external-account');
     expect(identityOf(t, 'wif')).toMatchObject({ source: 'google:external-account', failures: 0 });
+    expect(emulator.refusals).toEqual([]);
+  });
+
+  it("a user's gcloud ADC file (authorized_user): the refresh token exchanged at the token endpoint", async () => {
+    const r = await chat('user-flash');
+    expectValid('CreateChatCompletionResponse', r);
+    expect(emulator.valid(String(lastSent().headers.authorization).replace('Bearer ', ''))?.source).toBe('authorized-user');
+    expect(identityOf(t, 'user')).toMatchObject({ source: 'google:authorized-user', failures: 0 });
     expect(emulator.refusals).toEqual([]);
   });
 
@@ -209,6 +222,20 @@ describe('secrets and credentials that cannot be used', () => {
     // (The redactor masks any 12-character run of the credentials JSON, a secret option: the type's name among them.)
     expect(t.gateway.runtime.providers.get('badjson')?.unavailable).toMatch(/^Google credentials of type .* are not supported here: use a /);
     expect(vertex.requests).toEqual([]);
+  });
+});
+
+describe('configuration errors', () => {
+  const start = (provider: string) => startTestGateway(configYaml({ providers: `  v: ${provider}`, models: '  m: { targets: [{ provider: v, model: gemini-2.5-flash }] }' }));
+
+  it('Google identity without a project; an auth block of the wrong shape; an api-key for Claude', async () => {
+    await expect(start('{ plugin: vertex, auth: { type: google } }')).rejects.toThrow(/project is required/);
+    await expect(start('{ plugin: vertex, project: p, auth: { type: google, credentialsFile: a.json, credentials: "{}" } }')).rejects.toThrow(
+      /auth\.credentialsFile and auth\.credentials both name a credential/,
+    );
+    await expect(start('{ plugin: vertex, project: p, auth: { type: google, key: abcdefgh } }')).rejects.toThrow(/auth\.key does not go with auth\.type google/);
+    await expect(start('{ plugin: vertex, project: p, auth: { type: api-key } }')).rejects.toThrow(/providers\.v\.auth: missing required field "key"/);
+    await expect(start(`{ plugin: vertex-anthropic, project: p, auth: { type: api-key, key: ${EXPRESS_KEY} } }`)).rejects.toThrow(/providers\.v\.auth/);
   });
 });
 

@@ -91,8 +91,11 @@ export async function prepareIdentity(auth: VertexAuth | undefined, env: Provide
   } catch (err) {
     env.log.warn({ provider: env.name, source: client.source, reason: describeFailure(err) }, 'vertex: no access token yet; requests will try again');
   }
+  // A user's credentials (and ADC with GOOGLE_CLOUD_QUOTA_PROJECT) name the project that pays:
+  // Vertex wants it in x-goog-user-project, as Google's own clients send it.
+  const quota = client.client.quotaProjectId;
   return {
-    headers: async () => ({ authorization: `Bearer ${await credential.get()}` }),
+    headers: async () => ({ authorization: `Bearer ${await credential.get()}`, ...(quota && { 'x-goog-user-project': quota }) }),
     status: () => credential.status(),
   };
 }
@@ -149,6 +152,13 @@ type Library = typeof import('google-auth-library');
  * generic `fromJSON` warns on the console about untrusted configuration; ours is the operator's).
  */
 function fromJson(lib: Library, json: unknown, scopes: string[]): GoogleClient | ProviderUnavailable {
+  const made = clientFor(lib, json, scopes);
+  const quota = (json as { quota_project_id?: unknown } | null)?.quota_project_id;
+  if ('client' in made && typeof quota === 'string' && quota) made.client.quotaProjectId = quota;
+  return made;
+}
+
+function clientFor(lib: Library, json: unknown, scopes: string[]): GoogleClient | ProviderUnavailable {
   const c = (json ?? {}) as Record<string, unknown>;
   const type = typeof c.type === 'string' ? c.type : undefined;
   try {

@@ -148,6 +148,7 @@ export function googleEmulator(): GoogleEmulator {
     authorizedUser() {
       const user = {
         type: 'authorized_user',
+        quota_project_id: 'switchyard-billing',
         client_id: '764086051850-emulator.apps.googleusercontent.com',
         client_secret: `d-${randomBytes(12).toString('hex')}`,
         refresh_token: `1//${randomBytes(24).toString('base64url')}`,

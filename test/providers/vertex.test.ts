@@ -6,7 +6,8 @@
  * Clients are the official SDKs: openai (chat, embeddings), @anthropic-ai/sdk (Messages with a
  * thinking signature round-trip), @google/genai (the Gemini way in, passed through).
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
@@ -86,6 +87,7 @@ describe('each credential source serves a request through google-auth-library', 
     const bearer = String(sent.headers.authorization).replace('Bearer ', '');
     expect(emulator.valid(bearer)?.source).toBe('service-account');
     expect(sent.headers['x-goog-api-key']).toBeUndefined();
+    expect(sent.headers['x-goog-user-project']).toBeUndefined();
     expect(sent.raw).not.toContain(DEV_KEY);
     expect(identityOf(t, 'sa')).toMatchObject({ source: 'google:service-account', refreshes: 1, failures: 0 });
     // The library dates the expiry from expires_in as it reads the answer: within a second of the emulator's.
@@ -117,6 +119,8 @@ describe('each credential source serves a request through google-auth-library', 
     const r = await chat('user-flash');
     expectValid('CreateChatCompletionResponse', r);
     expect(emulator.valid(String(lastSent().headers.authorization).replace('Bearer ', ''))?.source).toBe('authorized-user');
+    // The user's quota project, as gcloud writes it into the ADC file, names who pays.
+    expect(lastSent().headers['x-goog-user-project']).toBe('switchyard-billing');
     expect(identityOf(t, 'user')).toMatchObject({ source: 'google:authorized-user', failures: 0 });
     expect(emulator.refusals).toEqual([]);
   });
@@ -172,6 +176,12 @@ describe('each credential source serves a request through google-auth-library', 
     expect(lastSent().url).toBe(`/v1/projects/${PROJECT}/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent`);
     expect(lastSent().body).toEqual({ contents, generationConfig: { temperature: 0.2, thinkingConfig: { thinkingBudget: 128 } } });
 
+    let streamed = '';
+    for await (const chunk of await ai.models.generateContentStream({ model: 'sa-flash', contents })) streamed += chunk.text ?? '';
+    expect(streamed).toBe('Hello from gemini-2.5-flash on Vertex.');
+    expect(lastSent().url).toBe(`/v1/projects/${PROJECT}/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse`);
+    expect(lastSent().body).toEqual({ contents });
+
     const n = await ai.models.countTokens({ model: 'sa-flash', contents });
     expect(n.totalTokens).toBeGreaterThan(0);
   });
@@ -183,6 +193,30 @@ describe('each credential source serves a request through google-auth-library', 
     expect(err.message).toContain('Resource exhausted');
     expect(err.headers?.get('x-request-id')).toBeTruthy();
     expectNoSecrets(t, JSON.stringify(err.error));
+  });
+});
+
+describe('Application Default Credentials from GOOGLE_APPLICATION_CREDENTIALS', () => {
+  const vertex = fakeVertex(emulator, { project: PROJECT });
+  const keyFile = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-adc-')), 'adc.json');
+  const t = useTestGateway(
+    () => {
+      writeFileSync(keyFile, JSON.stringify(emulator.serviceAccount('adc@switchyard-test.iam.gserviceaccount.com')));
+      return configYaml({
+        providers: `  adc: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertex.url}", auth: { type: google } }`,
+        models: '  adc-flash: { retry: { attempts: 1 }, targets: [{ provider: adc, model: gemini-2.5-flash }] }',
+      });
+    },
+    { upstreams: [vertex], processEnv: { GOOGLE_APPLICATION_CREDENTIALS: keyFile } },
+  );
+
+  it('the service account key the variable names, ahead of the metadata server', async () => {
+    const before = emulator.calls['metadata-server'];
+    const r = await t.client().chat.completions.create({ model: 'adc-flash', messages: [{ role: 'user', content: 'hi' }] });
+    expectValid('CreateChatCompletionResponse', r);
+    expect(emulator.valid(String(vertex.requests.at(-1)!.headers.authorization).replace('Bearer ', ''))?.source).toBe('service-account');
+    expect(identityOf(t, 'adc')).toMatchObject({ source: 'google:service-account', failures: 0 });
+    expect(emulator.calls['metadata-server']).toBe(before);
   });
 });
 

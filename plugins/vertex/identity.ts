@@ -89,7 +89,7 @@ export async function prepareIdentity(auth: VertexAuth | undefined, env: Provide
   try {
     await credential.get();
   } catch (err) {
-    env.log.warn({ provider: env.name, source: client.source, reason: describeFailure(err) }, 'vertex: no access token yet; requests will try again');
+    env.log.warn({ source: client.source, reason: describeFailure(err) }, 'vertex: no access token yet; requests will try again');
   }
   // A user's credentials (and ADC with GOOGLE_CLOUD_QUOTA_PROJECT) name the project that pays:
   // Vertex wants it in x-goog-user-project, as Google's own clients send it.
@@ -136,7 +136,7 @@ async function googleClient(auth: GoogleAuthOption, env: ProviderEnv, project: s
     // Application Default Credentials. The project is given so the library does not go looking
     // for one (gcloud, the metadata server) before it answers.
     try {
-      const client = await new lib.GoogleAuth({ scopes, projectId: project ?? 'vertex-express' }).getClient();
+      const client = await new lib.GoogleAuth({ scopes, projectId: project }).getClient();
       return { client, source: sourceOf(lib, client) };
     } catch (err) {
       return { unavailable: `no Google credentials found (Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS, the gcloud ADC file, the metadata server): ${describeFailure(err)}` };

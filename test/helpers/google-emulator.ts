@@ -52,6 +52,8 @@ export interface GoogleEmulator {
   /** Why requests were refused (the test prints them when a call fails). */
   readonly refusals: string[];
   readonly issued: IssuedToken[];
+  /** The OIDC subject tokens STS accepted, each once (a rotated token file shows up here). */
+  readonly subjects: Set<string>;
   /** A service account key JSON whose private key is one generated here. */
   serviceAccount(email?: string): Record<string, string>;
   /** A gcloud `authorized_user` ADC JSON (a user's refresh token) the token endpoint accepts. */
@@ -116,6 +118,7 @@ export function googleEmulator(): GoogleEmulator {
   const refreshTokens = new Map<string, { clientId: string; clientSecret: string }>();
   const refusals: string[] = [];
   const issued: IssuedToken[] = [];
+  const subjects = new Set<string>();
   let url = '';
   let host = '';
 
@@ -131,6 +134,7 @@ export function googleEmulator(): GoogleEmulator {
     calls,
     refusals,
     issued,
+    subjects,
     serviceAccount(email = 'gateway@switchyard-test.iam.gserviceaccount.com') {
       accounts.add(email);
       return {
@@ -255,6 +259,7 @@ export function googleEmulator(): GoogleEmulator {
     if ('refused' in checked) return refuse(res, 400, 'invalid_grant', `subject_token: ${checked.refused}`);
     const { iss, aud, exp } = checked.claims;
     if (iss !== IDP_ISSUER || aud !== WIF_AUDIENCE || typeof exp !== 'number' || exp <= Date.now() / 1000) return refuse(res, 400, 'invalid_grant', 'subject_token claims');
+    subjects.add(form.get('subject_token')!);
     const answer = issue('external-account');
     json(res, 200, { ...answer, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
   }

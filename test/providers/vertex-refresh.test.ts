@@ -5,6 +5,7 @@
  * request; a refresh that fails while the token is still valid changes nothing for clients, and
  * once it has expired requests get a 503 in the usual envelope, no token in any message or log.
  */
+import { renameSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { failureOf, useTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
@@ -58,6 +59,12 @@ describe('tokens that live 2 s, under steady load for 6 s', () => {
   it('no request fails; each token endpoint is called about once per refresh window, not per request', async () => {
     const startCalls = { ...emulator.calls };
     const until = Date.now() + 6000;
+    // The projected OIDC token rotates, replaced whole as a kubelet replaces it: each exchange reads the file anew.
+    const subjectsBefore = emulator.subjects.size;
+    const rotate = setInterval(() => {
+      writeFileSync(`${oidcFile}.next`, emulator.oidcToken());
+      renameSync(`${oidcFile}.next`, oidcFile);
+    }, 700);
     let ok = 0;
     const failures: string[] = [];
     // Two clients per provider, one request after another, for the whole window.
@@ -76,8 +83,10 @@ describe('tokens that live 2 s, under steady load for 6 s', () => {
         }),
       ),
     );
+    clearInterval(rotate);
     expect(failures).toEqual([]);
     expect(ok).toBeGreaterThan(60);
+    expect(emulator.subjects.size - subjectsBefore, 'distinct OIDC tokens exchanged at STS').toBeGreaterThanOrEqual(3);
     for (const [provider, source] of sources) {
       const calls = emulator.calls[source] - startCalls[source];
       // Refreshed half-way through each 2 s token: ~6 refreshes in 6 s; requests that found one in flight did not ask again.

@@ -34,6 +34,10 @@ export interface RequestSummary {
   costUsd: number | null;
   error: { code: string; message: string } | null;
   attempts: AttemptRecord[];
+  /** The guardrails' verdicts (rule, action, site, kinds found: never the text), when a rule found something. */
+  guardrails?: unknown[];
+  /** The exact cache's result (hit, miss, bypass) and what a hit saved, when the cache saw the request. */
+  cache?: { result: string; savedUsd?: number | null };
   /** The cluster worker that served it (set when the console gathers every worker's requests). */
   worker?: number;
 }
@@ -156,6 +160,7 @@ export class RecentActivity implements GatewayObserver {
       costUsd: ctx.costUsd ?? null,
       error: error ? { code: error.code, message: error.message } : null,
       attempts: ctx.attempts.map((a) => ({ ...a })),
+      ...annotationsOf(ctx),
     });
     if (this.#recent.length > this.#capacity) this.#recent.shift();
   }
@@ -279,3 +284,13 @@ export class RecentActivity implements GatewayObserver {
 }
 
 const bucketStart = (ms: number): number => ms - (ms % BUCKET_MS);
+
+/** What the console shows of the stages' annotations: the guardrails' verdicts and the cache's result. */
+function annotationsOf(ctx: ExchangeView): Pick<RequestSummary, 'guardrails' | 'cache'> {
+  const a = ctx.annotations;
+  if (!a) return {};
+  const out: Pick<RequestSummary, 'guardrails' | 'cache'> = {};
+  if (Array.isArray(a.guardrails)) out.guardrails = structuredClone(a.guardrails);
+  if (a.cache && typeof a.cache === 'object') out.cache = { ...(a.cache as RequestSummary['cache'] & object) };
+  return out;
+}

@@ -24,6 +24,7 @@ import {
 } from 'switchyard-gateway/kit/testing';
 
 const OTHER_KEY = 'sk-other-0123456789';
+const ADMIN_KEY = 'sk-admin-guard-0123456789';
 const EMAIL = 'jane.doe@example.com';
 const PHONE = '+44 20 7946 0958';
 const CARD = '4111 1111 1111 1111';
@@ -55,7 +56,10 @@ let t: TestGateway;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream(upstreamTurn);
-  t = await startTestGateway(`keys:
+  t = await startTestGateway(`admin:
+  keys:
+    - { name: ops, key: ${ADMIN_KEY} }
+keys:
   - { name: dev, key: ${DEV_KEY} }
   - { name: other, key: ${OTHER_KEY} }
 providers:
@@ -109,6 +113,10 @@ describe('redact and restore', () => {
     const line = await logLineFor(t, response.headers.get('x-request-id') as string);
     expect(line.guardrails).toEqual([{ rule: 'pii', action: 'redact', site: 'request', found: { EMAIL: 1, PHONE: 1 } }]);
     expect(JSON.stringify(line)).not.toContain(EMAIL);
+    // The console's request detail has the verdicts, and not the text.
+    const detail = await (await fetch(`${t.url}/admin/v1/console/requests/${line.reqId}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json();
+    expect(detail.guardrails).toEqual(line.guardrails);
+    expect(JSON.stringify(detail)).not.toContain(EMAIL);
   });
 
   it('chat stream: placeholders split across chunks are restored as the text flows', async () => {

@@ -194,6 +194,14 @@ async function showRequest(id) {
     h('h2', {}, `Request ${r.id}`),
     h('p', {}, `${new Date(r.at).toLocaleString()} · ${where.filter((w) => w !== null).join(' · ')}`),
     r.error ? h('p', { class: 'error' }, `${r.error.code}: ${r.error.message}`) : null,
+    r.cache ? h('p', { id: 'request-cache' }, `Cache: ${r.cache.result}${typeof r.cache.savedUsd === 'number' ? ` (saved ${fmt.usd(r.cache.savedUsd)})` : ''}`) : null,
+    r.guardrails?.length
+      ? h(
+          'p',
+          { id: 'request-guardrails' },
+          `Guardrails: ${r.guardrails.map((v) => `${v.rule} ${v.action} on the ${v.site} (${Object.entries(v.found).map(([kind, n]) => `${kind} ×${n}`).join(', ')})`).join('; ')}`,
+        )
+      : null,
     h('div', { class: 'scroll' }, attempts),
   );
 }

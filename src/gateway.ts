@@ -199,7 +199,7 @@ export class Gateway {
     try {
       state = parsed.config ? await (options.openState ?? openState)(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
       responses = parsed.config ? await openResponses(parsed.config.state, parsed.configDir, log) : undefined;
-      runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer, state });
+      runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer, state, selfUrl: () => gateway?.url });
     } catch (err) {
       await responses?.close();
       await state?.close();
@@ -248,6 +248,7 @@ export class Gateway {
       parsed = await parseConfigFile(this.#options.config, this.#options.env);
       next = await buildRuntime(parsed, {
         generation: current.generation + 1,
+        selfUrl: () => this.url,
         log: this.log,
         env: this.#options.env,
         clock: this.#options.clock,

@@ -206,6 +206,8 @@ export interface RuntimeView {
   redact(text: string): string;
   /** `server.upstreamBodyLimit` in bytes. */
   readonly upstreamBodyLimit: number;
+  /** The gateway's own URL once it listens (`http://127.0.0.1:8080`): for a stage that calls one of its aliases (a guardrail's judge). */
+  readonly selfUrl?: () => string | undefined;
 }
 
 export interface StagePlugin<Options = Record<string, unknown>> {

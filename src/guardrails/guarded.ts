@@ -11,6 +11,7 @@ import type { GuardAction, GuardSite, Rule } from './policy.ts';
 import { StreamScanner } from './stream-scan.ts';
 import { editRequestTexts } from './texts.ts';
 import { Vault } from './vault.ts';
+import { askJudge } from './judge.ts';
 import { askWebhook, type WebhookAnswer } from './webhook.ts';
 
 /** One decision, for the log line, metrics and the console. */
@@ -29,6 +30,11 @@ export interface RequestMeta {
   team?: string;
   model?: string;
   signal?: AbortSignal;
+  /** The gateway's own URL and the mark of its judges' requests (for judge rules). */
+  selfUrl?: string;
+  judgeMark?: string;
+  /** Where a guard's failure is told (never to the client when the rule fails open). */
+  log?: (rule: string, err: unknown) => void;
 }
 
 type Texts = { path: string; text: string }[];
@@ -55,7 +61,7 @@ export class GuardedRequest {
     if (local.length) editRequestTexts(body, (text, path) => this.#check(text, local, 'request', path));
     // Webhooks after the detectors: an outside guard never sees what a rule redacted.
     for (const rule of rules) {
-      if (!rule.webhook) continue;
+      if (!rule.webhook && !rule.judge) continue;
       const texts: Texts = [];
       editRequestTexts(body, (text, path) => {
         texts.push({ path, text });
@@ -74,7 +80,7 @@ export class GuardedRequest {
     const restoring = this.#rules.some((r) => r.restore);
     if (rules.length === 0 && !restoring) return undefined;
     const local = rules.filter((r) => r.detectors.length);
-    const guards = rules.filter((r) => r.webhook);
+    const guards = rules.filter((r) => r.webhook || r.judge);
     return {
       completion: (body) => this.#completion(body, local, guards),
       stream: (chunks) => this.#stream(chunks, local, guards),
@@ -206,13 +212,16 @@ export class GuardedRequest {
    * when it allowed (or failed open). Throws the block (and a failure, when the rule fails closed).
    */
   async #askGuard(rule: Rule, site: GuardSite, texts: Texts, streamed = false): Promise<string[] | undefined> {
-    const hook = rule.webhook;
-    if (!hook || texts.length === 0) return undefined;
+    const guard = rule.webhook ?? rule.judge;
+    if (!guard || texts.length === 0) return undefined;
+    const meta = this.#meta;
     let answer: WebhookAnswer;
     try {
-      answer = await askWebhook(hook, { rule: rule.name, site, requestId: this.#meta.requestId, key: this.#meta.key, team: this.#meta.team, model: this.#meta.model, texts }, this.#meta.signal);
+      answer = rule.webhook
+        ? await askWebhook(rule.webhook, { rule: rule.name, site, requestId: meta.requestId, key: meta.key, team: meta.team, model: meta.model, texts }, meta.signal)
+        : await askJudge(rule.judge as NonNullable<Rule['judge']>, texts, { selfUrl: meta.selfUrl, mark: meta.judgeMark ?? '', signal: meta.signal });
     } catch (err) {
-      const closed = hook.onError === 'block';
+      const closed = guard.onError === 'block';
       this.#record(rule, site, 'GUARD_UNAVAILABLE', closed ? 'block' : 'log');
       if (this.#meta.signal?.aborted) throw err;
       if (closed)
@@ -225,12 +234,15 @@ export class GuardedRequest {
     }
     if (answer.verdict === 'allow') return undefined;
     const findings = answer.findings ?? [];
-    if (findings.length === 0) this.#record(rule, site, 'WEBHOOK', answer.verdict);
-    for (const f of findings) this.#record(rule, site, f.label ?? 'WEBHOOK', answer.verdict);
+    const kind = rule.judge ? 'JUDGE' : 'WEBHOOK';
+    if (findings.length === 0) this.#record(rule, site, kind, answer.verdict);
+    for (const f of findings) this.#record(rule, site, f.label ?? kind, answer.verdict);
     if (answer.verdict === 'block') {
       const first = findings[0];
       const where = first ? texts[first.index].path : texts[0].path;
-      throw new GatewayError('content_policy_violation', `Blocked by guardrail "${rule.name}": its guard refused the ${site} (${where}).`, { param: site === 'request' ? where : undefined });
+      throw new GatewayError('content_policy_violation', `Blocked by guardrail "${rule.name}": its ${rule.judge ? 'judge' : 'guard'} refused the ${site} (${where}).`, {
+        param: site === 'request' ? where : undefined,
+      });
     }
     // Redact: what a stream already sent cannot be taken back; it was counted above.
     if (streamed) return undefined;

@@ -3,6 +3,7 @@
  * them cover a request (by key, team, model alias). What a request's rules do is guarded.ts.
  */
 import { detectorsFor, type CustomRule, type Detector } from './detect/index.ts';
+import type { JudgeOptions } from './judge.ts';
 import type { WebhookOptions } from './webhook.ts';
 
 export type GuardAction = 'block' | 'redact' | 'log';
@@ -14,6 +15,8 @@ export interface RuleOptions {
   custom?: readonly CustomRule[];
   /** An external guard; its answer decides the action. */
   webhook?: WebhookOptions;
+  /** One of the gateway's aliases asked whether the text breaks a policy: block or allow. */
+  judge?: JudgeOptions;
   /** What the detectors' findings do (not for a webhook rule: its guard decides). */
   action?: GuardAction;
   /** With `redact`: the originals put back into the answer (the user sees them, the provider never did). */
@@ -45,6 +48,7 @@ export interface Rule {
   answer: boolean;
   detectors: readonly Detector[];
   webhook?: WebhookOptions;
+  judge?: JudgeOptions;
 }
 
 export interface CompiledGuardrails {
@@ -59,13 +63,30 @@ export function compileGuardrails(options: GuardrailsOptions): CompiledGuardrail
   const rules = new Map<string, Rule>();
   for (const [name, r] of Object.entries(options.rules)) {
     const detectors = detectorsFor(r.detect ?? [], r.custom ?? [], { phone: r.phone });
-    if (r.webhook && detectors.length) throw new Error(`guardrail rule "${name}": a rule has detectors or a webhook, not both (make two rules)`);
-    if (!r.webhook && detectors.length === 0) throw new Error(`guardrail rule "${name}" detects nothing: give detect, custom or webhook`);
-    if (!r.webhook && !r.action) throw new Error(`guardrail rule "${name}" needs an action (block, redact or log)`);
+    const kinds = [detectors.length > 0, r.webhook !== undefined, r.judge !== undefined].filter(Boolean).length;
+    if (kinds > 1) throw new Error(`guardrail rule "${name}": a rule has detectors, a webhook or a judge, one of them (make one rule each)`);
+    if (kinds === 0) throw new Error(`guardrail rule "${name}" detects nothing: give detect, custom, webhook or judge`);
+    if (detectors.length && !r.action) throw new Error(`guardrail rule "${name}" needs an action (block, redact or log)`);
+    if (r.judge?.blockWhen !== undefined) {
+      try {
+        RegExp(r.judge.blockWhen);
+      } catch (err) {
+        throw new Error(`guardrail rule "${name}": judge.blockWhen is not a regular expression (${(err as Error).message})`);
+      }
+    }
     const on = r.on ?? ['request', 'answer'];
     // A webhook's guard decides per call; `redact` is the strongest thing it may ask of a stream it cannot stop.
     const action = r.action ?? 'redact';
-    rules.set(name, { name, action, restore: action === 'redact' && r.restore === true, request: on.includes('request'), answer: on.includes('answer'), detectors, webhook: r.webhook });
+    rules.set(name, {
+      name,
+      action,
+      restore: action === 'redact' && r.restore === true,
+      request: on.includes('request'),
+      answer: on.includes('answer'),
+      detectors,
+      webhook: r.webhook,
+      judge: r.judge,
+    });
   }
   const entries = (options.apply ?? [{ rules: [...rules.keys()] }]).map((a) => {
     for (const name of a.rules) if (!rules.has(name)) throw new Error(`guardrails apply names an unknown rule "${name}" (rules: ${[...rules.keys()].join(', ')})`);

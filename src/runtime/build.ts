@@ -64,6 +64,8 @@ export interface Runtime extends RuntimeView {
 
 export interface BuildOptions {
   generation: number;
+  /** The gateway's own URL once it listens. */
+  selfUrl?: () => string | undefined;
   /** The gateway's instruments (metrics, traces): they outlive generations. */
   observer?: GatewayObserver;
   /** Live counters for limits and budgets (opened once by the gateway); absent: nothing is limited (validate). */
@@ -119,6 +121,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     findKey: keyFinder(keyIndex),
     redact,
     upstreamBodyLimit: parseSize(config.server.upstreamBodyLimit),
+    selfUrl: options.selfUrl,
   };
   const governor = options.state ? new Governor(options.state, config, models) : undefined;
   const services: GenerationServices = { redact, upstreamBodyLimit: view.upstreamBodyLimit, observer: options.observer, limits: governor };

@@ -114,7 +114,7 @@ describe('redact and restore', () => {
     expect(line.guardrails).toEqual([{ rule: 'pii', action: 'redact', site: 'request', found: { EMAIL: 1, PHONE: 1 } }]);
     expect(JSON.stringify(line)).not.toContain(EMAIL);
     // The console's request detail has the verdicts, and not the text.
-    const detail = await (await fetch(`${t.url}/admin/v1/console/requests/${line.reqId}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json();
+    const detail = (await (await fetch(`${t.url}/admin/v1/console/requests/${line.reqId}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { guardrails: unknown };
     expect(detail.guardrails).toEqual(line.guardrails);
     expect(JSON.stringify(detail)).not.toContain(EMAIL);
   });

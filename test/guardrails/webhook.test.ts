@@ -32,6 +32,9 @@ function decide(body: WebhookRequest): WebhookAnswer | 'slow' | 'fail' {
 }
 
 const asked: WebhookRequest[] = [];
+/** What the judge's model was asked. */
+const judged: string[] = [];
+const JUDGE_KEY = 'sk-judge-0123456789';
 const authorizations: (string | undefined)[] = [];
 let guard: Server;
 let guardUrl: string;
@@ -45,7 +48,15 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 /** The upstream echoes the user's text; model `secretive` answers with something the guard forbids. */
 function upstreamTurn(req: RecordedRequest): ScriptedResponse {
   const body = req.body as { model: string; stream?: boolean; messages: Array<{ role: string; content: string }> };
-  const text = body.model === 'secretive' ? 'This is a forbidden answer about Alice.' : `You wrote: ${body.messages.at(-1)?.content}`;
+  if (body.model === 'judge') judged.push(body.messages[0].content);
+  const text =
+    body.model === 'judge'
+      ? body.messages[0].content.split('\n\n').slice(1).join('\n\n').includes('forbidden')
+        ? 'BLOCK: it is about a forbidden topic'
+        : 'ALLOW'
+      : body.model === 'secretive'
+        ? 'This is a forbidden answer about Alice.'
+        : `You wrote: ${body.messages.at(-1)?.content}`;
   const base = { id: 'chatcmpl-w', created: 1_760_000_000, model: body.model };
   if (!body.stream)
     return {
@@ -84,12 +95,15 @@ beforeAll(async () => {
   upstream = await startFakeUpstream(upstreamTurn);
   t = await startTestGateway(`keys:
   - { name: dev, key: ${DEV_KEY} }
+  - { name: judge, key: ${JUDGE_KEY} }
 providers:
   local: { plugin: openai, baseUrl: "${upstream.url}/v1", apiKey: sk-upstream }
 models:
   open: { targets: [{ provider: local, model: echo }] }
   closed: { targets: [{ provider: local, model: echo }] }
   secretive: { targets: [{ provider: local, model: secretive }] }
+  judged: { targets: [{ provider: local, model: echo }] }
+  judge-model: { targets: [{ provider: local, model: judge }] }
 pipeline:
   - auth
   - route
@@ -98,9 +112,11 @@ pipeline:
       rules:
         dlp: { webhook: { url: "${guardUrl}", timeoutMs: 300, headers: { authorization: Bearer guard-token } }, restore: true }
         dlp-closed: { webhook: { url: "${guardUrl}", timeoutMs: 300, onError: block }, on: [request] }
+        tone: { judge: { model: judge-model, key: ${JUDGE_KEY}, prompt: "Answer BLOCK if this is about a forbidden topic, else ALLOW.\\n\\n{{text}}" } }
       apply:
         - { rules: [dlp], models: [open, secretive] }
         - { rules: [dlp-closed], models: [closed] }
+        - { rules: [tone], models: [judged, judge-model] }
   - retry
   - transform-response
   - log
@@ -109,6 +125,7 @@ pipeline:
 afterEach(() => {
   upstream.reset();
   asked.length = 0;
+  judged.length = 0;
 });
 afterAll(async () => {
   await t?.close();
@@ -194,5 +211,30 @@ describe('webhook guard', () => {
       expect(err.headers?.get('retry-after')).toBe('1');
     }
     expect(upstream.requests).toHaveLength(0);
+  });
+});
+
+describe('LLM judge', () => {
+  it("asks one of the gateway's aliases through the gateway, booked to the judge's key, and lets an allowed request through", async () => {
+    const data = await openai().chat.completions.create({ model: 'judged', messages: [{ role: 'user', content: 'a fine topic' }] });
+    expect(data.choices[0].message.content).toBe('You wrote: a fine topic');
+    // Asked twice (request, then answer), each through the gateway: the judge is not judged in turn.
+    expect(judged).toHaveLength(2);
+    expect(judged[0]).toContain('a fine topic');
+    const judgeLines = t.logs.filter((l) => l.msg === 'request' && l.key === 'judge');
+    expect(judgeLines.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('blocks what the judge says to block, with the protocol 400', async () => {
+    const err = await failureOf(openai().chat.completions.create({ model: 'judged', messages: [{ role: 'user', content: 'a forbidden topic' }] }));
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('content_policy_violation');
+    expect(err.message).toContain('its judge refused the request');
+    expect(upstream.requests.filter((r) => (r.body as { model: string }).model === 'echo')).toHaveLength(0);
+  });
+
+  it('a client cannot skip the judge by sending its header', async () => {
+    const err = await failureOf(openai().chat.completions.create({ model: 'judged', messages: [{ role: 'user', content: 'a forbidden topic' }] }, { headers: { 'x-switchyard-judge': 'guess' } }));
+    expect(err.code).toBe('content_policy_violation');
   });
 });

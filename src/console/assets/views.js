@@ -199,7 +199,14 @@ async function showRequest(id) {
       ? h(
           'p',
           { id: 'request-guardrails' },
-          `Guardrails: ${r.guardrails.map((v) => `${v.rule} ${v.action} on the ${v.site} (${Object.entries(v.found).map(([kind, n]) => `${kind} ×${n}`).join(', ')})`).join('; ')}`,
+          `Guardrails: ${r.guardrails
+            .map(
+              (v) =>
+                `${v.rule} ${v.action} on the ${v.site} (${Object.entries(v.found)
+                  .map(([kind, n]) => `${kind} ×${n}`)
+                  .join(', ')})`,
+            )
+            .join('; ')}`,
         )
       : null,
     h('div', { class: 'scroll' }, attempts),

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -39,6 +40,14 @@ function lastUserText(body: { messages: Array<{ role: string; content: unknown }
 
 /** Echoes the user's text (model `echo`), or leaks a card number (model `leaky`); streams in 3-character pieces. */
 function upstreamTurn(req: RecordedRequest): ScriptedResponse {
+  if (req.url.endsWith('/embeddings')) {
+    const input = (req.body as { input: string[] | string }).input;
+    const n = Array.isArray(input) ? input.length : 1;
+    return {
+      status: 200,
+      body: { object: 'list', model: 'embed', data: Array.from({ length: n }, (_, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2] })), usage: { prompt_tokens: 3, total_tokens: 3 } },
+    };
+  }
   const body = req.body as { model: string; stream?: boolean; messages: Array<{ role: string; content: unknown }> };
   const text = body.model === 'leaky' ? `Your card is ${CARD}, keep it safe.` : `You wrote: ${lastUserText(body)}`;
   const base = { id: 'chatcmpl-g', created: 1_760_000_000, model: body.model };
@@ -67,6 +76,7 @@ providers:
 models:
   gpt-test: { targets: [{ provider: local, model: echo }] }
   claude-test: { targets: [{ provider: local, model: echo }] }
+  embed-test: { targets: [{ provider: local, model: embed }] }
   leaky: { targets: [{ provider: local, model: leaky }] }
 pipeline:
   - auth
@@ -148,6 +158,39 @@ describe('redact and restore', () => {
     const answer = await openai().responses.create({ model: 'gpt-test', input: PROMPT, store: false });
     expectUpstreamSawPlaceholders();
     expect(answer.output_text).toBe(`You wrote: ${PROMPT}`);
+  });
+
+  it('Messages (Anthropic SDK), plain: the same', async () => {
+    const anthropic = new Anthropic({ apiKey: DEV_KEY, baseURL: t.url, maxRetries: 0 });
+    const message = await anthropic.messages.create({ model: 'claude-test', max_tokens: 100, messages: [{ role: 'user', content: PROMPT }] });
+    expectUpstreamSawPlaceholders();
+    expect(message.content[0]).toMatchObject({ type: 'text', text: `You wrote: ${PROMPT}` });
+  });
+
+  it('Responses (OpenAI SDK), streamed: the same', async () => {
+    const stream = await openai().responses.create({ model: 'gpt-test', input: PROMPT, store: false, stream: true });
+    let text = '';
+    for await (const event of stream) if (event.type === 'response.output_text.delta') text += event.delta;
+    expectUpstreamSawPlaceholders();
+    expect(text).toBe(`You wrote: ${PROMPT}`);
+  });
+
+  it('Gemini (Google GenAI SDK), plain and streamed: the same', async () => {
+    const genai = new GoogleGenAI({ apiKey: DEV_KEY, httpOptions: { baseUrl: t.url, retryOptions: { attempts: 1 } } });
+    const plain = await genai.models.generateContent({ model: 'gpt-test', contents: PROMPT });
+    expectUpstreamSawPlaceholders();
+    expect(plain.text).toBe(`You wrote: ${PROMPT}`);
+    let text = '';
+    for await (const chunk of await genai.models.generateContentStream({ model: 'gpt-test', contents: PROMPT })) text += chunk.text ?? '';
+    expectUpstreamSawPlaceholders();
+    expect(text).toBe(`You wrote: ${PROMPT}`);
+  });
+
+  it('embeddings input: the provider embeds the placeholders', async () => {
+    await openai().embeddings.create({ model: 'embed-test', input: [PROMPT, 'plain text'] });
+    const seen = JSON.stringify(upstream.requests.at(-1)?.body);
+    expect(seen).toContain('[EMAIL_1]');
+    expect(seen).not.toContain(EMAIL);
   });
 
   it('a key no rule covers is not redacted', async () => {

@@ -75,6 +75,8 @@ export interface TargetSkip {
 export interface Limits {
   /** Admits the request on `target`: undefined, a skip when the target cannot take it; throws the answer when the key or team is over a limit. */
   admit(exchange: Exchange, target: RouteTarget): Promise<TargetSkip | undefined>;
+  /** Admits a request answered without a provider (a cache hit): it counts as a request for the key and its team, with no tokens and no cost; throws the answer when over a limit. */
+  admitFree?(exchange: Exchange): Promise<void>;
   /** Settles the reservation to the real usage and cost, or releases it. */
   finish(exchange: Exchange): Promise<void>;
 }

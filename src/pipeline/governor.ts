@@ -95,6 +95,22 @@ export class Governor implements Limits {
     throw answer;
   }
 
+  async admitFree(x: Exchange): Promise<void> {
+    const scopes = x.key ? (this.#keys.get(x.key.name)?.scopes ?? []) : [];
+    if (scopes.length === 0) return;
+    const result = await this.#backend.admit({ scopes, tokens: 0, costUsd: 0 });
+    // Nothing to settle but the request itself: its lease is released at the end (no usage).
+    if (result.status !== 'refused') {
+      x.hold = { lease: result.lease, target: undefined, estimate: undefined };
+      if (result.status === 'admitted') Object.assign(x.responseHeaders, rateLimitHeaders(result.quota));
+      return;
+    }
+    const headers = rateLimitHeaders(result.quota);
+    x.refusal = { scope: result.refusal.scope, kind: result.refusal.kind };
+    Object.assign(x.responseHeaders, headers);
+    throw errorOf(result.refusal, headers);
+  }
+
   /**
    * The request is over: settle to the real usage and cost (an abandoned stream without a usage
    * report is charged for its prompt estimate and what was delivered), or release it all.

@@ -96,7 +96,12 @@ export default defineStage<CacheOptions>({
             env.log.debug({ err, reqId: ctx.id }, 'cache lookup failed: served as a miss');
             return undefined;
           });
-          if (entry) return answerFromCache(exchangeOf(ctx), entry);
+          if (entry) {
+            const x = exchangeOf(ctx);
+            // A hit is a request all the same: it counts against rpm (and concurrency), never tokens or money.
+            await x.services.limits?.admitFree?.(x);
+            return answerFromCache(x, entry);
+          }
         }
         const result = control.includes('no-cache') ? 'bypass' : 'miss';
         ctx.responseHeaders['x-switchyard-cache'] = result;

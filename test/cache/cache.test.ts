@@ -24,6 +24,8 @@ import { startRedisServer, type RedisServer } from '../../src/governance/testing
 
 const TEAMMATE = 'sk-teammate-0123456789';
 const STRANGER = 'sk-stranger-0123456789';
+const LIMITED = 'sk-limited-0123456789';
+const ADMIN = 'sk-admin-cache-0123456789';
 
 let served = 0;
 /** Answers `answer #n to: <text>` (n counts what the upstream served, so a replay is recognisable); model `broken` fails. */
@@ -42,13 +44,17 @@ function upstreamTurn(req: RecordedRequest): ScriptedResponse {
 }
 
 function config(upstreamUrl: string, cache: string): string {
-  return `teams:
+  return `admin:
+  keys:
+    - { name: ops, key: ${ADMIN} }
+teams:
   blue: {}
   red: {}
 keys:
   - { name: dev, key: ${DEV_KEY}, team: blue }
   - { name: teammate, key: ${TEAMMATE}, team: blue }
   - { name: stranger, key: ${STRANGER}, team: red }
+  - { name: limited, key: ${LIMITED}, limits: { rpm: 2 }, budget: { usd: 10, period: daily } }
 providers:
   local: { plugin: openai, baseUrl: "${upstreamUrl}/v1", apiKey: sk-upstream }
 models:
@@ -185,6 +191,23 @@ describe('exact cache', () => {
     expect(hit.response.headers.get('x-switchyard-cache')).toBe('hit');
     expect(hit.data.choices[0].message.content).toBe(refreshed.data.choices[0].message.content);
     expect(upstream.requests).toHaveLength(3);
+  });
+
+  it('a hit counts against rpm, and against no budget', async () => {
+    const q = fresh();
+    const ask = () =>
+      openai(LIMITED)
+        .chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: q }] })
+        .withResponse();
+    const miss = await ask();
+    const hit = await ask();
+    expect(hit.response.headers.get('x-switchyard-cache')).toBe('hit');
+    const err = await failureOf(ask().then((r) => r.data));
+    expect(err.status).toBe(429);
+    expect(upstream.requests).toHaveLength(1);
+    const usage = (await (await fetch(`${t.url}/admin/v1/keys`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { data: Array<{ name: string; budget?: { spent_usd: number } }> };
+    expect(usage.data.find((k) => k.name === 'limited')?.budget?.spent_usd).toBeCloseTo(0.003, 6);
+    expect(miss.response.headers.get('x-switchyard-cache')).toBe('miss');
   });
 
   it('never keeps an error', async () => {

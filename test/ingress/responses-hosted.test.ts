@@ -12,8 +12,12 @@
  * - `store: false` with `include: ["reasoning.encrypted_content"]`: the provider's signed reasoning
  *   comes back as the reasoning item's `encrypted_content`, and sent back on the next turn it
  *   reaches the provider byte for byte (Anthropic's thinking signature and redacted data, Gemini's
- *   thought signature); garbage there is reported dropped, or refused when strict.
+ *   thought signature); garbage there is reported dropped, or refused when strict;
+ * - and with the Anthropic SDK, a Messages client's `web_search_20250305` server tool on a Gemini
+ *   target: Google Search, answered with server_tool_use / web_search_tool_result blocks and text
+ *   blocks citing their pages, which the client can send back on its next turn.
  */
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -360,5 +364,55 @@ describe('signed reasoning round-trips as encrypted_content (store: false)', () 
     const error = await respond(garbage('on-claude'), false, { 'x-switchyard-strict': 'true' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input[1].encrypted_content');
+  });
+});
+
+// ------------------------------------------------------------------ the Messages ingress
+
+describe("a Messages client's web search server tool on a Gemini target", () => {
+  const anthropic = () => new Anthropic({ apiKey: DEV_KEY, baseURL: t.url, maxRetries: 0 });
+  const body: Anthropic.MessageCreateParamsNonStreaming = {
+    model: 'on-gemini',
+    max_tokens: 500,
+    tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }],
+    messages: [{ role: 'user', content: 'Who won Euro 2024?' }],
+  };
+  const SECOND = 'This victory marks Spain\u2019s record fourth European Championship title.';
+
+  const expectSearched = (message: Anthropic.Message) => {
+    const uses = message.content.filter((b) => b.type === 'server_tool_use');
+    expect(uses.map((b) => b.input)).toEqual([{ query: 'UEFA Euro 2024 winner' }, { query: 'who won euro 2024' }]);
+    const results = message.content.filter((b): b is Anthropic.WebSearchToolResultBlock => b.type === 'web_search_tool_result');
+    expect(results.map((b) => b.tool_use_id)).toEqual(uses.map((b) => (b as Anthropic.ServerToolUseBlock).id));
+    expect((results[0].content as Anthropic.WebSearchResultBlock[]).map((r) => r.title)).toEqual(['aljazeera.com', 'uefa.com']);
+  };
+
+  it('plain: googleSearch goes up (max_uses reported), the searches and cited text blocks come back', async () => {
+    const { data, response } = await anthropic().messages.create(body).withResponse();
+    expect(lastBody(gemini).tools).toEqual([{ googleSearch: {} }]);
+    expect(response.headers.get('x-switchyard-dropped')).toBe('tools[0] (web_search_20250305 max_uses)');
+    expectSearched(data);
+    const cited = data.content.filter((b): b is Anthropic.TextBlock => b.type === 'text' && !!b.citations?.length);
+    expect(cited.map((b) => [b.text, b.citations!.map((c) => (c as Anthropic.CitationsWebSearchResultLocation).title)])).toEqual([
+      ['Spain won Euro 2024, defeating England 2-1 in the final.', ['aljazeera.com']],
+      [SECOND, ['aljazeera.com', 'uefa.com']],
+    ]);
+    // The answer's text is whole across its blocks.
+    expect(data.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')).toBe(`Spain won Euro 2024, defeating England 2-1 in the final. ${SECOND}`);
+
+    // The client sends the answer back as it came: the past search is no 400 on the next turn.
+    const next = await anthropic().messages.create({ ...body, messages: [...body.messages, { role: 'assistant', content: data.content }, { role: 'user', content: 'And in 2020?' }] });
+    expect(next.type).toBe('message');
+    const contents = lastBody(gemini).contents as Array<{ role: string; parts: Json[] }>;
+    expect(contents.map((c) => c.role)).toEqual(['user', 'model', 'user']);
+  });
+
+  it('streamed: the SDK assembles the same search blocks and a cited text block', async () => {
+    const message = await anthropic().messages.stream(body).finalMessage();
+    expect(lastBody(gemini).tools).toEqual([{ googleSearch: {} }]);
+    expectSearched(message);
+    const cited = message.content.filter((b): b is Anthropic.TextBlock => b.type === 'text' && !!b.citations?.length);
+    expect(cited).toHaveLength(1);
+    expect(cited[0].citations!.map((c) => (c as Anthropic.CitationsWebSearchResultLocation).cited_text)).toEqual(['Spain won Euro 2024, defeating England 2-1 in the final.', SECOND, SECOND]);
   });
 });

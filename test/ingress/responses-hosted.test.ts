@@ -392,6 +392,7 @@ describe("a Messages client's web search server tool on a Gemini target", () => 
     expect(lastBody(gemini).tools).toEqual([{ googleSearch: {} }]);
     expect(response.headers.get('x-switchyard-dropped')).toBe('tools[0] (web_search_20250305 max_uses)');
     expectSearched(data);
+    expect(data.usage.server_tool_use).toEqual({ web_search_requests: 2 });
     const cited = data.content.filter((b): b is Anthropic.TextBlock => b.type === 'text' && !!b.citations?.length);
     expect(cited.map((b) => [b.text, b.citations!.map((c) => (c as Anthropic.CitationsWebSearchResultLocation).title)])).toEqual([
       ['Spain won Euro 2024, defeating England 2-1 in the final.', ['aljazeera.com']],

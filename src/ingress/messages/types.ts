@@ -71,6 +71,8 @@ export interface MessagesUsage {
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
   output_tokens: number;
+  /** Searches the target's own web search ran (Anthropic's server tool, Gemini's grounding queries). */
+  server_tool_use?: { web_search_requests: number };
 }
 
 /** The `message` object: the non-streamed answer, and the snapshot a stream builds up. */

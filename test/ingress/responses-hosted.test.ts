@@ -123,7 +123,11 @@ function chatAnswer(req: RecordedRequest): ScriptedResponse {
   };
 }
 
+/** OpenAI's own Responses API (a pass-through target): its recorded answer. */
+const openAiAnswer = (): ScriptedResponse => replay(loadFixture(fixturesOf('openai'), 'responses-reasoning-encrypted'));
+
 let t: TestGateway;
+let oai: FakeUpstream;
 let claude: FakeUpstream;
 let gemini: FakeUpstream;
 let chat: FakeUpstream;
@@ -131,13 +135,16 @@ beforeAll(async () => {
   claude = await startFakeUpstream(anthropicAnswer);
   gemini = await startFakeUpstream(geminiAnswer);
   chat = await startFakeUpstream(chatAnswer);
+  oai = await startFakeUpstream(openAiAnswer);
   t = await startTestGateway(`keys:
   - { name: dev, key: ${DEV_KEY} }
 providers:
   claude: { plugin: anthropic, baseUrl: "${claude.url}", apiKey: test-anthropic-key }
   google: { plugin: gemini, baseUrl: "${gemini.url}", apiKey: test-gemini-key }
   compat: { plugin: openai, baseUrl: "${chat.url}/v1", apiKey: test-openai-key }
+  oai: { plugin: openai, baseUrl: "${oai.url}/v1", apiKey: test-openai-key, nativeResponses: true }
 models:
+  on-openai: { targets: [{ provider: oai, model: gpt-5-mini }] }
   on-claude: { targets: [{ provider: claude, model: claude-sonnet-4-5 }] }
   on-gemini: { targets: [{ provider: google, model: gemini-2.5-flash }] }
   on-chat: { targets: [{ provider: compat, model: small-llm }] }
@@ -148,6 +155,7 @@ afterAll(async () => {
   await claude?.close();
   await gemini?.close();
   await chat?.close();
+  await oai?.close();
 });
 
 type Params = Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, 'stream'>;
@@ -336,6 +344,20 @@ describe('signed reasoning round-trips as encrypted_content (store: false)', () 
       expect(call.thoughtSignature).toBe(GEMINI_SIGNATURE);
     });
   }
+
+  it("moved to OpenAI's own Responses API (a pass-through), the gateway's reasoning items are left out: OpenAI could not decrypt them", async () => {
+    const { first } = await twoTurns('on-claude', false);
+    const call = first.output.find((o) => o.type === 'function_call')!;
+    const input = [
+      { role: 'user' as const, content: 'Write hello.txt.' },
+      ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+      { type: 'function_call_output' as const, call_id: call.call_id, output: 'written' },
+    ];
+    // The answer is OpenAI's recorded one, passed through untranslated.
+    await t.client().responses.create({ model: 'on-openai', tools: [WRITE_TOOL], store: false, include: ['reasoning.encrypted_content'], input });
+    const sent = lastBody(oai).input as Json[];
+    expect(sent.map((i) => i.type ?? 'message')).toEqual(['message', 'function_call', 'function_call_output']);
+  });
 
   it('without include, the reasoning items carry no encrypted_content', async () => {
     const { response } = await respond({ model: 'on-claude', input: 'Write hello.txt.', tools: [WRITE_TOOL], store: false }, false);

@@ -12,7 +12,9 @@
  * encrypted: the signatures inside it are what the provider verifies, and the gateway holds no
  * key. It is never trusted blindly: a string that is not one (OpenAI's own encrypted reasoning
  * after a failover, a client's garbage, a block of the wrong shape or family) is reported dropped,
- * or refused when the request is strict.
+ * or refused when the request is strict. A target that speaks Responses itself (OpenAI) cannot read
+ * it either: the reasoning items holding it are left out of a pass-through body
+ * (`withoutGatewayReasoning`), as OpenAI would refuse them.
  */
 import type { ThinkingBlock } from '../../openai-types.ts';
 import { geminiSignatureOf } from '../../translate/chat/thinking.ts';
@@ -67,4 +69,19 @@ function blockOf(raw: unknown): ThinkingBlock | undefined {
   if (b.type === 'redacted_thinking') return typeof b.data === 'string' && b.data ? { type: 'redacted_thinking', data: b.data } : undefined;
   if (b.type !== 'thinking' || typeof b.thinking !== 'string' || typeof b.signature !== 'string' || !b.signature) return undefined;
   return { type: 'thinking', thinking: b.thinking, signature: b.signature };
+}
+
+/**
+ * The client's Responses body without the reasoning items whose encrypted_content the gateway
+ * wrote (after a failover or an alias change a conversation can move from a translated target to
+ * OpenAI, which cannot decrypt them); the body itself when there are none.
+ */
+export function withoutGatewayReasoning<B extends Readonly<Record<string, unknown>>>(body: B): B {
+  const input = body.input;
+  if (!Array.isArray(input)) return body;
+  const ours = (item: unknown) => {
+    const i = item as { type?: unknown; encrypted_content?: unknown } | null;
+    return i?.type === 'reasoning' && typeof i.encrypted_content === 'string' && isGatewayReasoning(i.encrypted_content);
+  };
+  return input.some(ours) ? { ...body, input: input.filter((item) => !ours(item)) } : body;
 }

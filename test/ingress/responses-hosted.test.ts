@@ -33,6 +33,8 @@ import {
   type ScriptedResponse,
   type TestGateway,
 } from 'switchyard-gateway/kit/testing';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fixturesOf } from '../helpers/repo.ts';
 
 type Json = Record<string, unknown>;
@@ -126,7 +128,21 @@ function chatAnswer(req: RecordedRequest): ScriptedResponse {
 /** OpenAI's own Responses API (a pass-through target): its recorded answer. */
 const openAiAnswer = (): ScriptedResponse => replay(loadFixture(fixturesOf('openai'), 'responses-reasoning-encrypted'));
 
+/** Bedrock (Converse): its recorded signed-reasoning stream on /converse-stream, a recorded answer on /converse. */
+function bedrockAnswer(req: RecordedRequest): ScriptedResponse {
+  const stream = req.url.split('?')[0].endsWith('/converse-stream');
+  return replay(loadFixture(fixturesOf('bedrock'), stream ? 'converse-stream-reasoning-claude' : 'converse-usage-cache-read'));
+}
+
+/** The signature in Bedrock's recorded stream, read from its decoded view. */
+const BEDROCK_SIGNATURE = readFileSync(path.join(fixturesOf('bedrock'), 'converse-stream-reasoning-claude.events.jsonl'), 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => JSON.parse(line).payload?.delta?.reasoningContent?.signature)
+  .find((s) => typeof s === 'string') as string;
+
 let t: TestGateway;
+let aws: FakeUpstream;
 let oai: FakeUpstream;
 let claude: FakeUpstream;
 let gemini: FakeUpstream;
@@ -136,6 +152,7 @@ beforeAll(async () => {
   gemini = await startFakeUpstream(geminiAnswer);
   chat = await startFakeUpstream(chatAnswer);
   oai = await startFakeUpstream(openAiAnswer);
+  aws = await startFakeUpstream(bedrockAnswer);
   t = await startTestGateway(`keys:
   - { name: dev, key: ${DEV_KEY} }
 providers:
@@ -143,7 +160,9 @@ providers:
   google: { plugin: gemini, baseUrl: "${gemini.url}", apiKey: test-gemini-key }
   compat: { plugin: openai, baseUrl: "${chat.url}/v1", apiKey: test-openai-key }
   oai: { plugin: openai, baseUrl: "${oai.url}/v1", apiKey: test-openai-key, nativeResponses: true }
+  aws: { plugin: bedrock, region: us-east-1, endpoint: "${aws.url}", accessKeyId: AKIDHOSTEDTEST0001, secretAccessKey: hosted-test-secret-0123456789 }
 models:
+  on-bedrock: { targets: [{ provider: aws, model: "us.anthropic.claude-sonnet-4-20250514-v1:0" }] }
   on-openai: { targets: [{ provider: oai, model: gpt-5-mini }] }
   on-claude: { targets: [{ provider: claude, model: claude-sonnet-4-5 }] }
   on-gemini: { targets: [{ provider: google, model: gemini-2.5-flash }] }
@@ -156,6 +175,7 @@ afterAll(async () => {
   await gemini?.close();
   await chat?.close();
   await oai?.close();
+  await aws?.close();
 });
 
 type Params = Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, 'stream'>;
@@ -344,6 +364,18 @@ describe('signed reasoning round-trips as encrypted_content (store: false)', () 
       expect(call.thoughtSignature).toBe(GEMINI_SIGNATURE);
     });
   }
+
+  it('streamed, Bedrock: the recorded reasoningContent signature reaches turn 2 byte for byte', async () => {
+    const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: 'Hello' }];
+    const params = { model: 'on-bedrock', store: false, include: ['reasoning.encrypted_content' as const] };
+    const { response: first } = await respond({ ...params, input }, true);
+    expect(reasoningOf(first)[0].encrypted_content).toMatch(/^swy-rs1\./);
+    await respond({ ...params, input: [...input, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'What is 20 + 1?' }] }, false);
+    const messages = lastBody(aws).messages as Array<{ role: string; content: Json[] }>;
+    const reasoning = messages[1].content[0] as { reasoningContent: { reasoningText: { text: string; signature: string } } };
+    expect(BEDROCK_SIGNATURE).toMatch(/^Eu0CCkgI/);
+    expect(reasoning.reasoningContent.reasoningText.signature).toBe(BEDROCK_SIGNATURE);
+  });
 
   it("moved to OpenAI's own Responses API (a pass-through), the gateway's reasoning items are left out: OpenAI could not decrypt them", async () => {
     const { first } = await twoTurns('on-claude', false);

@@ -166,6 +166,7 @@ models:
   on-openai: { targets: [{ provider: oai, model: gpt-5-mini }] }
   on-claude: { targets: [{ provider: claude, model: claude-sonnet-4-5 }] }
   on-gemini: { targets: [{ provider: google, model: gemini-2.5-flash }] }
+  on-gemini-3: { targets: [{ provider: google, model: gemini-3-pro-preview }] }
   on-chat: { targets: [{ provider: compat, model: small-llm }] }
 `);
 });
@@ -177,6 +178,14 @@ afterAll(async () => {
   await oai?.close();
   await aws?.close();
 });
+
+const WRITE_TOOL: OpenAI.Responses.FunctionTool = {
+  type: 'function',
+  name: 'write_file',
+  description: 'Write a file.',
+  strict: false,
+  parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] },
+};
 
 type Params = Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, 'stream'>;
 
@@ -285,6 +294,16 @@ describe('a web_search tool on a Gemini target: Google Search grounding, and bac
     });
   }
 
+  it('Gemini 2.x takes no Google Search beside function declarations: the search is reported dropped, the functions kept; Gemini 3 gets both', async () => {
+    const tools: OpenAI.Responses.Tool[] = [WRITE_TOOL, { type: 'web_search' }];
+    const { dropped } = await respond({ model: 'on-gemini', input: 'Write hello.txt.', tools }, false);
+    expect(dropped).toBe('tools[1] (web_search)');
+    expect((lastBody(gemini).tools as Json[]).map((t) => Object.keys(t)[0])).toEqual(['functionDeclarations']);
+    const three = await respond({ model: 'on-gemini-3', input: 'Write hello.txt.', tools }, false);
+    expect(three.dropped).toBeNull();
+    expect((lastBody(gemini).tools as Json[]).map((t) => Object.keys(t)[0])).toEqual(['functionDeclarations', 'googleSearch']);
+  });
+
   it('settings Google Search has no place for are reported dropped, the search still runs', async () => {
     const { dropped } = await respond({ ...params, tools: [{ type: 'web_search', filters: { allowed_domains: ['uefa.com'] } }] }, false);
     expect(lastBody(gemini).tools).toEqual([{ googleSearch: {} }]);
@@ -316,14 +335,6 @@ describe('a target with no search of its own', () => {
 });
 
 // ------------------------------------------------------------------ signed reasoning
-
-const WRITE_TOOL: OpenAI.Responses.FunctionTool = {
-  type: 'function',
-  name: 'write_file',
-  description: 'Write a file.',
-  strict: false,
-  parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] },
-};
 
 /** Two turns as a stateless agent makes them: the first answer's items sent back with the tool's output. */
 async function twoTurns(model: string, stream: boolean): Promise<{ first: OpenAI.Responses.Response; second: OpenAI.Responses.Response }> {

@@ -4,7 +4,11 @@
  *
  *   request  `web_search`           a `googleSearch` tool (`{googleSearch: {}}`) beside the
  *                                   function declarations. It has no domain lists, no use limit
- *                                   and no named location: those settings are reported dropped
+ *                                   and no named location: those settings are reported dropped.
+ *                                   Gemini 2.x refuses Google Search and function declarations
+ *                                   in one request ("Tool use with function calling is
+ *                                   unsupported"): there the search is reported dropped and the
+ *                                   client's functions kept
  *   answer   groundingMetadata      `webSearchQueries` → one `web_search_calls` entry per query
  *                                   (every one with the grounding pages as its sources; Gemini does
  *                                   not say which query found which page); `groundingSupports` →
@@ -16,7 +20,8 @@
  */
 import type { UrlCitation, WebSearchCall } from '../../openai-types.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
-import { reportWebSearchSetting, urlCitation, utf16IndexOfByte } from '../chat/web-search.ts';
+import { reportWebSearchLeftOut, reportWebSearchSetting, urlCitation, utf16IndexOfByte } from '../chat/web-search.ts';
+import { generationOf } from './model.ts';
 
 export interface GroundingMetadata {
   webSearchQueries?: string[];
@@ -25,9 +30,14 @@ export interface GroundingMetadata {
   [extra: string]: unknown;
 }
 
-/** The googleSearch tool when the request asks for search, its settings Gemini has no place for reported. */
-export function googleSearchOf(call: ProviderCall): Record<string, unknown> | undefined {
+/** The googleSearch tool when the request asks for search (and the model can have it), its settings Gemini has no place for reported. */
+export function googleSearchOf(call: ProviderCall, withFunctions: boolean): Record<string, unknown> | undefined {
   if (!call.request.web_search) return undefined;
+  const generation = generationOf(call.model);
+  if (withFunctions && generation !== undefined && generation < 3) {
+    reportWebSearchLeftOut(call, `gemini model ${call.model} cannot take Google Search and function declarations in one request`);
+    return undefined;
+  }
   const reason = 'Gemini\u2019s Google Search grounding has no such setting; the search runs without it';
   for (const setting of ['max_uses', 'allowed_domains', 'blocked_domains', 'user_location'] as const) reportWebSearchSetting(call, setting, reason);
   return { googleSearch: {} };

@@ -60,7 +60,7 @@ export function buildGeminiRequest(call: ProviderCall, settings: GeminiRequestSe
   const body: Record<string, unknown> = { contents };
   if (systemInstruction) body.systemInstruction = systemInstruction;
   const declarations = (call.request.tools ?? []).map((tool, i) => declarationOf(tool, i, call)).filter((d) => d !== undefined);
-  const search = googleSearchOf(call);
+  const search = googleSearchOf(call, declarations.length > 0);
   if (declarations.length || search) body.tools = [...(declarations.length ? [{ functionDeclarations: declarations }] : []), ...(search ? [search] : [])];
   if (declarations.length) {
     const config = functionCallingConfig(call);

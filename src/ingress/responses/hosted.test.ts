@@ -9,7 +9,7 @@ import { expectValid } from 'switchyard-gateway/kit/testing';
 import type { ChatCompletion, ChatCompletionChunk } from '../../openai-types.ts';
 import { responseIds } from './ids.ts';
 import { decodeReasoning } from './reasoning.ts';
-import { readResponsesRequest } from './request.ts';
+import { chatRequestOf, readResponsesRequest } from './request.ts';
 import { chatToResponse } from './response.ts';
 import { ResponsesStreamWriter } from './stream.ts';
 import { checkResponsesStream, sdkReadsStream } from './testing.ts';
@@ -115,6 +115,27 @@ describe('signed reasoning as encrypted_content', () => {
         { type: 'redacted_thinking', data: 'RED' },
       ],
     });
+  });
+
+  it('sent back: an empty or null encrypted_content is none (not reported); a foreign one is reported; ours signs the next assistant turn', () => {
+    const item = (encrypted_content: unknown) => ({ type: 'reasoning', id: 'rs_1', summary: [], encrypted_content });
+    const input = (reasoning: unknown) => [{ role: 'user', content: 'hi' }, reasoning, { role: 'assistant', content: 'Yes.' }, { role: 'user', content: 'ok' }];
+    expect(request({ input: input(item('')) }).untranslatable).toEqual([]);
+    expect(request({ input: input(item(null)) }).untranslatable).toEqual([]);
+    expect(request({ input: input(item('gAAAA')) }).untranslatable.map((d) => d.field)).toEqual(['input[1].encrypted_content']);
+    const ours = chatToResponse(
+      {
+        id: 'c',
+        object: 'chat.completion',
+        created: 1,
+        model: 'u',
+        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Yes.', thinking_blocks: [{ type: 'thinking', thinking: 't', signature: 'S' }] } }],
+      },
+      request({ include }),
+      ids(),
+    ).output[0] as ReasoningItem;
+    const chat = chatRequestOf(request({ input: input(item(ours.encrypted_content)) }));
+    expect(chat.messages[1]).toEqual({ role: 'assistant', content: 'Yes.', thinking_blocks: [{ type: 'thinking', thinking: 't', signature: 'S' }] });
   });
 
   it('plain: a reasoning item for redacted thinking alone (no text), only when include asks', () => {

@@ -84,12 +84,15 @@ export function readInputItems(input: string | unknown[], reading: ToolReading):
     if (!isObject(item)) return;
     if (item.type === 'additional_tools' || item.type === 'tool_search_output') reading.read(item.tools, `input[${i}].tools`);
     if (typeof item.type === 'string' && PLATFORM_ITEMS.has(item.type) && !isClientSearch(item)) reading.drops.push(platformItemDrop(item.type, `input[${i}]`));
-    if (item.type === 'reasoning' && item.encrypted_content != null) {
+    if (item.type === 'reasoning' && hasEncrypted(item)) {
       const decoded = decodeReasoning(item.encrypted_content);
       if ('error' in decoded) reading.drops.push({ field: `input[${i}].encrypted_content`, what: 'reasoning', reason: `the encrypted reasoning cannot be carried: ${decoded.error}` });
     }
   });
 }
+
+/** A reasoning item with encrypted content to read (null and '' say there is none). */
+const hasEncrypted = (item: Json): boolean => item.encrypted_content != null && item.encrypted_content !== '';
 
 /** A tool search item the client ran: carried, where the server's are dropped. */
 const isClientSearch = (item: Json): boolean => (item.type === 'tool_search_call' || item.type === 'tool_search_output') && item.execution === 'client';
@@ -164,7 +167,7 @@ export function inputToMessages(input: string | unknown[], instructions?: string
         return;
       }
       case 'reasoning': {
-        const decoded = item.encrypted_content == null ? undefined : decodeReasoning(item.encrypted_content);
+        const decoded = hasEncrypted(item) ? decodeReasoning(item.encrypted_content) : undefined;
         if (!decoded || 'error' in decoded) return;
         thinking.push(...decoded.blocks);
         // After the turn's text (a signature Gemini puts on the text), it signs what is before it.

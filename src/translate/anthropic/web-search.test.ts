@@ -41,6 +41,13 @@ describe('the request', () => {
     expect(drops.map((d) => [d.field, d.what])).toEqual([['tools[1]', 'web_search blocked_domains']]);
   });
 
+  it("a chat client's own web_search of the wrong shape sends no setting upstream", () => {
+    const junk = { allowed_domains: 'a.example', max_uses: -1, user_location: 'Paris', blocked_domains: [3, 'b.example'] } as unknown as ChatCompletionRequest['web_search'];
+    const body = buildAnthropicRequest(callOf({ web_search: junk }), { maxTokens: 100 });
+    expect(body.tools).toEqual([{ type: 'web_search_20250305', name: 'web_search', blocked_domains: ['b.example'] }]);
+    expect(buildAnthropicRequest(callOf({ web_search: 'yes' as unknown as ChatCompletionRequest['web_search'] }), { maxTokens: 100 }).tools).toBeUndefined();
+  });
+
   it('a function tool already named web_search keeps its name; the search is reported dropped', () => {
     const drops: Drop[] = [];
     const body = buildAnthropicRequest(callOf({ tools: [{ type: 'function', function: { name: 'web_search' } }], web_search: { field: 'tools[1]' } }, drops), { maxTokens: 100 });

@@ -15,14 +15,14 @@
 import type { WebSearchCall } from '../../openai-types.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
 import { reportDrop } from '../../providers/drops.ts';
-import { webSearchSite } from '../chat/web-search.ts';
+import { webSearchOf, webSearchSite } from '../chat/web-search.ts';
 import type { AnthropicCitation, AnthropicContentBlock } from './native.ts';
 
 export const SEARCH_TOOL_NAME = 'web_search';
 
 /** The server tool the request's `web_search` is, or undefined (none asked, or a function tool already has its name). */
 export function searchToolOf(call: ProviderCall, functionNames: readonly string[]): Record<string, unknown> | undefined {
-  const search = call.request.web_search;
+  const search = webSearchOf(call);
   if (!search) return undefined;
   if (functionNames.includes(SEARCH_TOOL_NAME)) {
     reportDrop(call, { ...webSearchSite(search), reason: `a function tool is already named ${SEARCH_TOOL_NAME}, the name Anthropic's search tool must have` });

@@ -20,7 +20,7 @@
  */
 import type { UrlCitation, WebSearchCall } from '../../openai-types.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
-import { reportWebSearchLeftOut, reportWebSearchSetting, urlCitation, utf16IndexOfByte } from '../chat/web-search.ts';
+import { reportWebSearchLeftOut, reportWebSearchSetting, urlCitation, utf16IndexOfByte, webSearchOf } from '../chat/web-search.ts';
 import { generationOf } from './model.ts';
 
 export interface GroundingMetadata {
@@ -32,7 +32,7 @@ export interface GroundingMetadata {
 
 /** The googleSearch tool when the request asks for search (and the model can have it), its settings Gemini has no place for reported. */
 export function googleSearchOf(call: ProviderCall, withFunctions: boolean): Record<string, unknown> | undefined {
-  if (!call.request.web_search) return undefined;
+  if (!webSearchOf(call)) return undefined;
   const generation = generationOf(call.model);
   if (withFunctions && generation !== undefined && generation < 3) {
     reportWebSearchLeftOut(call, `gemini model ${call.model} cannot take Google Search and function declarations in one request`);

@@ -59,6 +59,49 @@ export interface CacheControl {
   ttl?: '5m' | '1h';
 }
 
+/**
+ * Switchyard's extension (request): the client asked for its provider's own web search (a
+ * Responses `web_search` tool, a Messages `web_search_2025…` server tool). A translation maps it
+ * to the target's native search (Anthropic's server tool `web_search_20250305`, Gemini's
+ * `googleSearch` grounding) or reports it dropped (see src/translate/chat/web-search.ts).
+ */
+export interface WebSearchRequest {
+  /** Where the client asked for it (`tools[3]`), for a report when a target cannot carry it. */
+  field?: string;
+  /** The client's name for the tool (`web_search`, `web_search_20250305`). */
+  what?: string;
+  /** The most searches the model may run in this request. */
+  max_uses?: number;
+  /** Only these domains (and their subdomains) in results. */
+  allowed_domains?: string[];
+  /** Never these domains. */
+  blocked_domains?: string[];
+  /** Where the user is, approximately, for local results. */
+  user_location?: { city?: string; region?: string; country?: string; timezone?: string };
+}
+
+/** Switchyard's extension (answer): one search the provider ran, with the pages it found. */
+export interface WebSearchCall {
+  /** The provider's id for it (Anthropic's `srvtoolu_…`), or one the translation made. */
+  id: string;
+  /** The query, when the provider says it. */
+  query?: string;
+  /** The pages found, in the provider's order. */
+  sources: Array<{ url: string; title?: string }>;
+  status: 'completed' | 'failed';
+  /** Why it failed (Anthropic's `error_code`), when it did. */
+  error?: string;
+}
+
+/**
+ * A citation in the assistant's text: OpenAI chat's own `annotations` shape. `start_index` and
+ * `end_index` are UTF-16 offsets (JavaScript string indices) into the message's whole `content`.
+ */
+export interface UrlCitation {
+  type: 'url_citation';
+  url_citation: { start_index: number; end_index: number; url: string; title: string };
+}
+
 export interface ChatMessage {
   role: Role;
   content?: string | ContentPart[] | null;
@@ -110,6 +153,8 @@ export interface ChatCompletionRequest {
   parallel_tool_calls?: boolean;
   user?: string;
   metadata?: Record<string, string> | null;
+  /** Switchyard's extension: run the provider's own web search (see WebSearchRequest). */
+  web_search?: WebSearchRequest;
   [extra: string]: unknown;
 }
 
@@ -121,6 +166,8 @@ export interface Usage {
   completion_tokens_details?: { reasoning_tokens?: number; [extra: string]: unknown };
   /** Switchyard's extension: USD at the target's price (absent when the price is unknown). */
   cost?: number;
+  /** Searches the provider ran on its side (Anthropic's name; Gemini's grounding queries), billed per request. */
+  server_tool_use?: { web_search_requests?: number; [extra: string]: unknown };
   [extra: string]: unknown;
 }
 
@@ -141,6 +188,10 @@ export interface ChatCompletion {
       reasoning_content?: string;
       /** Switchyard's extension: the reasoning blocks with their signatures (see ThinkingBlock). */
       thinking_blocks?: ThinkingBlock[];
+      /** Citations of the web pages the provider's search found (OpenAI's shape). */
+      annotations?: UrlCitation[];
+      /** Switchyard's extension: the searches the provider ran (see WebSearchCall). */
+      web_search_calls?: WebSearchCall[];
       [extra: string]: unknown;
     };
     finish_reason: FinishReason | null;
@@ -179,6 +230,10 @@ export interface ChatCompletionChunk {
        * reasoning text starts a new block); `{type: 'redacted_thinking', data}` is a whole block.
        */
       thinking_blocks?: ThinkingBlock[];
+      /** Citations, offsets into the choice's whole content so far (see UrlCitation). */
+      annotations?: UrlCitation[];
+      /** Switchyard's extension: searches the provider ran, each whole once it finished. */
+      web_search_calls?: WebSearchCall[];
       [extra: string]: unknown;
     };
     finish_reason: FinishReason | null;

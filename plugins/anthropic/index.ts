@@ -43,7 +43,7 @@ export default defineHttpProvider<AnthropicOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  capabilities: { ...ANTHROPIC_CAPABILITIES, nativeProtocols: ['anthropic-messages', 'anthropic-count-tokens'], extraParams: ['top_k', 'thinking'] },
+  capabilities: { ...ANTHROPIC_CAPABILITIES, nativeProtocols: ['anthropic-messages', 'anthropic-count-tokens'], extraParams: ['top_k', 'thinking', 'web_search'] },
   endpoint(options) {
     const headers: Record<string, string> = { ...options.headers, 'x-api-key': options.apiKey, 'anthropic-version': options.version ?? '2023-06-01' };
     if (options.beta) headers['anthropic-beta'] = options.beta;

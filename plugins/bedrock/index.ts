@@ -83,7 +83,7 @@ export default defineHttpProvider<BedrockOptions, SigningOptions>({
     },
   },
   secretOptions: ['accessKeyId', 'secretAccessKey', 'sessionToken'],
-  capabilities: { ...CONVERSE_CAPABILITIES, extraParams: ['thinking'] },
+  capabilities: { ...CONVERSE_CAPABILITIES, extraParams: ['thinking', 'web_search'] },
   prepare: (options) => prepareSigning(options),
   endpoint: (options) => ({ baseUrl: options.endpoint ?? `https://bedrock-runtime.${options.region}.amazonaws.com`, headers: { ...options.headers } }),
   buildRequest: (call, options) => buildConverseRequest(call, { maxTokens: options.maxTokens, guardrail: options.guardrail }),

@@ -38,6 +38,8 @@ export {
   tagGeminiSignature,
   type GeminiSignatureSite,
 } from '../translate/chat/thinking.ts';
+// The web search extension: report it (or one of its settings) left out, make a citation.
+export { reportWebSearchLeftOut, reportWebSearchSetting, urlCitation, utf16IndexOfByte } from '../translate/chat/web-search.ts';
 
 // Gemini generateContent / streamGenerateContent (https://ai.google.dev/api/generate-content).
 export { buildGeminiRequest, GEMINI_CAPABILITIES, type GeminiRequestSettings } from '../translate/gemini/request.ts';

@@ -78,7 +78,7 @@ const WRITE_FILE = {
   input_schema: { type: 'object' as const, properties: { path: { type: 'string' }, text: { type: 'string' } }, required: ['path', 'text'] },
 };
 
-/** What Claude Code sends on a turn (beta Messages): context editing, thinking, its tools and a server web search. */
+/** What Claude Code sends on a turn (beta Messages): context editing, thinking, its tools and a server tool only Anthropic runs. */
 function claudeCodeTurn(model = 'claude-opus-5') {
   return {
     model,
@@ -86,14 +86,14 @@ function claudeCodeTurn(model = 'claude-opus-5') {
     system: [{ type: 'text' as const, text: 'You are Claude Code.' }],
     thinking: { type: 'enabled' as const, budget_tokens: 8_192 },
     context_management: { edits: [{ type: 'clear_tool_uses_20250919' as const }] },
-    tools: [WRITE_FILE, { type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 5 }],
+    tools: [WRITE_FILE, { type: 'code_execution_20250825' as const, name: 'code_execution' as const }],
     metadata: { user_id: 'user_abc_session_1' },
     messages: [{ role: 'user' as const, content: 'Write hi to hello.txt' }],
     betas: ['context-management-2025-06-27', 'interleaved-thinking-2025-05-14'],
   };
 }
 
-const EXPECTED_HEADER = 'tools[1] (web_search_20250305), context_management, reasoning_effort (medium)';
+const EXPECTED_HEADER = 'tools[1] (code_execution_20250825), context_management, reasoning_effort (medium)';
 
 async function scrapeDropped(): Promise<Map<string, number>> {
   const text = await (await fetch(`${t.url}/metrics`)).text();
@@ -142,7 +142,7 @@ describe('a Claude Code turn on an OpenAI-compatible model', () => {
   it('a model that reasons keeps reasoning_effort: only the Anthropic-only fields are dropped', async () => {
     const { response } = await client().beta.messages.create(claudeCodeTurn('thinker')).withResponse();
     expect(upstream.requests.at(-1)!.body.reasoning_effort).toBe('medium');
-    expect(response.headers.get('x-switchyard-dropped')).toBe('tools[1] (web_search_20250305), context_management');
+    expect(response.headers.get('x-switchyard-dropped')).toBe('tools[1] (code_execution_20250825), context_management');
   });
 
   it('an error answer names what was dropped too', async () => {
@@ -151,7 +151,7 @@ describe('a Claude Code turn on an OpenAI-compatible model', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.InternalServerError);
     const headers = (err as InstanceType<typeof Anthropic.APIError>).headers;
-    expect(headers?.get('x-switchyard-dropped')).toBe('tools[1] (web_search_20250305), context_management');
+    expect(headers?.get('x-switchyard-dropped')).toBe('tools[1] (code_execution_20250825), context_management');
   });
 
   it('a request with nothing dropped has no header', async () => {

@@ -17,13 +17,16 @@
  *   In a user turn they mean nothing and are left out.
  * - `cache_control` marks the chat message its block becomes (cache-control.ts); `citations`
  *   settings are dropped: chat answers carry no citations.
- * - Server-tool blocks, Files API sources (`file_id`), PDFs by URL and search results are
+ * - Past web searches (a `web_search` server_tool_use and its web_search_tool_result) in an
+ *   assistant turn are skipped: the record of a search already run (web-search.ts).
+ * - Other server-tool blocks, Files API sources (`file_id`), PDFs by URL and search results are
  *   Anthropic-only (NativeOnly); any other block type is a 400.
  */
 import type { CacheControl, ChatMessage, ContentPart, ThinkingBlock, ToolCall } from '../../openai-types.ts';
 import { cacheControlOf } from './cache-control.ts';
 import { type Json, type NativeOnly, arrayAt, invalid, isObject, objectAt, stringAt } from './fields.ts';
 import { thinkingBlockOf } from './thinking.ts';
+import { isPastSearchBlock } from './web-search.ts';
 
 /** Block types produced and consumed by Anthropic's server tools (web search, code execution, ...). */
 const SERVER_TOOL_BLOCK = /^(server_tool_use|.*_tool_result|container_upload|mcp_tool_use)$/;
@@ -246,6 +249,7 @@ function assistantMessage(content: string | unknown[], param: string, nativeOnly
         thinking.push(thinkingBlockOf(block, at));
         return;
       default:
+        if (isPastSearchBlock(block)) return;
         if (typeof block.type === 'string' && SERVER_TOOL_BLOCK.test(block.type)) {
           nativeOnly.add(at, `a ${block.type} block`);
           return;

@@ -58,12 +58,16 @@ export function usageOf(usage: Usage | null | undefined): MessagesUsage {
   const details = usage?.prompt_tokens_details;
   const cacheRead = count(details?.cached_tokens);
   const cacheWrite = count(details?.cache_write_tokens);
-  return {
+  const out: MessagesUsage = {
     input_tokens: Math.max(0, count(usage?.prompt_tokens) - cacheRead - cacheWrite),
     cache_creation_input_tokens: cacheWrite,
     cache_read_input_tokens: cacheRead,
     output_tokens: count(usage?.completion_tokens),
   };
+  // The searches the target's own web search ran, as Anthropic counts its server tool's.
+  const searches = count(usage?.server_tool_use?.web_search_requests);
+  if (searches) out.server_tool_use = { web_search_requests: searches };
+  return out;
 }
 
 /** The answer's reasoning, under the field OpenAI-compatible servers use: `reasoning_content` (DeepSeek, the gateway's plugins) or `reasoning` (OpenRouter, Ollama). */

@@ -299,7 +299,7 @@ describe('messagesToChat: tools and tool_choice', () => {
   });
 
   it.each([
-    ['web_search_20250305', { type: 'web_search_20250305', name: 'web_search', max_uses: 3 }],
+    ['code_execution_20250825', { type: 'code_execution_20250825', name: 'code_execution' }],
     ['bash_20250124', { type: 'bash_20250124', name: 'bash' }],
     ['text_editor_20250728', { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' }],
     ['computer_20250124', { type: 'computer_20250124', name: 'computer', display_width_px: 1024, display_height_px: 768 }],
@@ -311,13 +311,13 @@ describe('messagesToChat: tools and tool_choice', () => {
   });
 
   it('a tool_choice only a dropped server tool could meet goes with it; one for a kept tool stays', () => {
-    const web = { type: 'web_search_20250305', name: 'web_search' };
+    const web = { type: 'bash_20250124', name: 'bash' };
     const translate = (tools: unknown[], choice: unknown) => translateMessagesRequest({ ...base, messages: [{ role: 'user', content: 'hi' }], tools, tool_choice: choice });
-    const named = translate([tool, web], { type: 'tool', name: 'web_search' });
+    const named = translate([tool, web], { type: 'tool', name: 'bash' });
     expect(named.chat.tool_choice).toBeUndefined();
     expect(named.untranslatable?.map((d) => [d.field, d.what])).toEqual([
-      ['tools[1]', 'web_search_20250305'],
-      ['tool_choice', 'web_search'],
+      ['tools[1]', 'bash_20250124'],
+      ['tool_choice', 'bash'],
     ]);
     const any = translate([web], { type: 'any' });
     expect(any.chat.tool_choice).toBeUndefined();
@@ -419,15 +419,41 @@ describe('messagesToChat: parameters', () => {
     expect([error.code, error.param]).toEqual(['unsupported_parameter', param]);
   });
 
-  it('server-tool blocks in the history are native-only', () => {
+  it('server-tool blocks in the history are native-only (a past web search is skipped: its answer holds what it found)', () => {
     const error = errorOf({
       ...base,
       messages: [
         { role: 'user', content: 'q' },
-        { role: 'assistant', content: [{ type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'x' } }] },
+        { role: 'assistant', content: [{ type: 'server_tool_use', id: 'srvtoolu_1', name: 'code_execution', input: { code: 'x' } }] },
       ],
     });
     expect([error.code, error.param]).toEqual(['unsupported_parameter', 'messages[1].content[0]']);
+    const searched = translateMessagesRequest({
+      ...base,
+      messages: [
+        { role: 'user', content: 'q' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'x' } },
+            { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] },
+            { type: 'text', text: 'Found it.' },
+          ],
+        },
+        { role: 'user', content: 'thanks' },
+      ],
+    });
+    expect(searched.unservable).toBeUndefined();
+    expect(searched.chat.messages[1]).toEqual({ role: 'assistant', content: 'Found it.' });
+  });
+
+  it('a web search server tool is the gateway web_search extension, its settings kept', () => {
+    const server = { type: 'web_search_20250305', name: 'web_search', max_uses: 3, blocked_domains: ['example.com'], user_location: { type: 'approximate', city: 'Paris', country: 'FR' } };
+    const weather = { name: 'get_weather', input_schema: { type: 'object', properties: {} } };
+    const { chat, untranslatable } = translateMessagesRequest({ ...base, messages: [{ role: 'user', content: 'hi' }], tools: [weather, server] });
+    expect(untranslatable).toBeUndefined();
+    expect(chat.web_search).toEqual({ field: 'tools[1]', what: 'web_search_20250305', max_uses: 3, blocked_domains: ['example.com'], user_location: { city: 'Paris', country: 'FR' } });
+    expect(chat.tools?.map((t) => t.function.name)).toEqual(['get_weather']);
   });
 });
 

@@ -8,7 +8,8 @@
  *   top_k                            kept as the extra field `top_k` (the anthropic plugin and vLLM-style servers read it)
  *   metadata.user_id                 user
  *   stream                           stream, with stream_options.include_usage (message_delta reports usage)
- *   tools (custom, input_schema)     function tools; Anthropic's server tools are native-only
+ *   tools (custom, input_schema)     function tools; Anthropic's server tools are native-only,
+ *                                    but web search: the gateway's `web_search` (web-search.ts)
  *   tool_choice auto/any/tool/none   auto/required/{function}/none; disable_parallel_tool_use → parallel_tool_calls: false
  *   thinking enabled + budget_tokens reasoning_effort by budget (see effortOfBudget); disabled/adaptive: none
  *   output_config.effort / .format   reasoning_effort / response_format json_schema
@@ -38,6 +39,7 @@ import { GatewayError } from '../../errors.ts';
 import type { Drop } from '../../plugin-api.ts';
 import { cacheControlOf } from './cache-control.ts';
 import { chatMessagesOf } from './content.ts';
+import { WEB_SEARCH_TOOL, webSearchOf } from './web-search.ts';
 import { type Json, NativeOnly, arrayAt, invalid, isObject, numberAt, objectAt, stringAt } from './fields.ts';
 
 export interface MessagesTranslation {
@@ -164,6 +166,12 @@ function addTools(chat: ChatCompletionRequest, body: Json, nativeOnly: NativeOnl
       const tool = objectAt(raw, `tools[${i}]`);
       // Custom tools have no type or "custom"; every other type is a tool Anthropic runs itself
       // (web_search_*, bash_*, text_editor_*, computer_*, code_execution_*, ...).
+      if (typeof tool.type === 'string' && WEB_SEARCH_TOOL.test(tool.type) && !chat.web_search) {
+        // The target's own search, where it has one (reported by the translation where not).
+        chat.web_search = webSearchOf(tool, `tools[${i}]`);
+        (serverTools ??= new Set()).add(typeof tool.name === 'string' ? tool.name : '');
+        return;
+      }
       if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
         nativeOnly.drop(`tools[${i}]`, typeof tool.type === 'string' ? tool.type : 'server tool', 'a server tool, run only by Anthropic');
         (serverTools ??= new Set()).add(typeof tool.name === 'string' ? tool.name : '');

@@ -4,7 +4,8 @@
  * Content, in the order a stream of the same answer opens its blocks: the reasoning (the
  * gateway's `thinking_blocks`, each `thinking` with its provider's signature or
  * `redacted_thinking` with its data; else `reasoning_content` as one thinking block with an empty
- * signature, there being none to give), a `text` block for the content (or for the refusal, which Anthropic says with
+ * signature, there being none to give), the searches the provider ran (web-search.ts), a `text`
+ * block for the content (cut at its web citations) (or for the refusal, which Anthropic says with
  * stop_reason `refusal`), then one `tool_use` block per tool call with the call's own id (the
  * client sends it back as `tool_use_id`, and the provider must see its own id again).
  *
@@ -19,6 +20,7 @@ import type { ChatCompletion } from '../../openai-types.ts';
 import { parseArguments } from '../../protocol/content.ts';
 import { messageIdOf, reasoningOf, stopOf, usageOf } from './message-fields.ts';
 import type { AnthropicMessage, ContentBlock, MessagesRequestInfo } from './types.ts';
+import { citedTextBlocks, searchBlocks } from './web-search.ts';
 
 export function chatToMessage(completion: ChatCompletion, request: MessagesRequestInfo): AnthropicMessage {
   const choice = completion.choices?.[0];
@@ -27,7 +29,8 @@ export function chatToMessage(completion: ChatCompletion, request: MessagesReque
   content.push(...thinkingOf(message));
   const refusal = typeof message?.refusal === 'string' && message.refusal ? message.refusal : '';
   const text = (typeof message?.content === 'string' ? message.content : '') + refusal;
-  if (text) content.push({ type: 'text', text });
+  for (const search of message?.web_search_calls ?? []) content.push(...searchBlocks(search));
+  content.push(...citedTextBlocks(text, refusal ? undefined : message?.annotations));
   const calls = message?.tool_calls ?? [];
   for (const call of calls) content.push({ type: 'tool_use', id: call.id, name: call.function?.name ?? '', input: inputOf(call.function?.arguments) });
   return {

@@ -13,6 +13,10 @@
  *                          The gateway's `thinking_blocks` delta: a signature → signature_delta on
  *                          the open thinking block (one opened for it if none is), which it closes;
  *                          a redacted block → its own redacted_thinking block, opened and closed.
+ *                          The gateway's `web_search_calls`: a server_tool_use block (its query as
+ *                          input_json_delta) and a web_search_tool_result block, each opened and
+ *                          closed; `annotations`: citations_delta on the open text block
+ *                          (web-search.ts).
  *   message_delta          at end(): stop_reason and stop_sequence (message-fields.ts) and the
  *                          cumulative usage (output_tokens, and the input counts once a usage
  *                          chunk brought them, which the SDK's accumulator takes over)
@@ -29,13 +33,14 @@
  * have nowhere to go in Anthropic's grammar and are dropped; providers send each call's fragments
  * together, so this does not happen with the built-in ones.
  */
-import type { ChatCompletionChunk, ChunkToolCallDelta, FinishReason, ThinkingBlock, Usage } from '../../openai-types.ts';
+import type { ChatCompletionChunk, ChunkToolCallDelta, FinishReason, ThinkingBlock, UrlCitation, Usage, WebSearchCall } from '../../openai-types.ts';
+import { citationOf, searchBlocks } from './web-search.ts';
 import type { GatewayError } from '../../errors.ts';
 import { anthropicErrorOf } from './errors.ts';
 import { messageIdOf, reasoningOf, stopOf, usageOf } from './message-fields.ts';
 import type { AnthropicEvent, BlockDelta, ContentBlock, MessagesRequestInfo } from './types.ts';
 
-type OpenBlock = { kind: 'thinking' | 'text' | 'redacted'; index: number } | { kind: 'tool'; index: number; call: number };
+type OpenBlock = { kind: 'thinking' | 'text' | 'redacted' | 'server'; index: number } | { kind: 'tool'; index: number; call: number };
 
 interface PendingCall {
   id?: string;
@@ -57,6 +62,8 @@ export class MessagesStreamWriter {
   #finish: FinishReason | string | null = null;
   #matchedStop: unknown;
   #refused = false;
+  /** The text so far, which citations quote. */
+  #text = '';
 
   /** `request` is the client's Messages body: its model names the answer until a chunk does, its stop_sequences are matched. */
   constructor(request: MessagesRequestInfo) {
@@ -81,7 +88,12 @@ export class MessagesStreamWriter {
     const reasoning = reasoningOf(delta);
     if (reasoning) this.#append('thinking', { type: 'thinking_delta', thinking: reasoning }, out);
     if (Array.isArray(delta.thinking_blocks)) for (const block of delta.thinking_blocks) this.#thinkingBlock(block, out);
-    if (typeof delta.content === 'string' && delta.content) this.#append('text', { type: 'text_delta', text: delta.content }, out);
+    if (typeof delta.content === 'string' && delta.content) {
+      this.#text += delta.content;
+      this.#append('text', { type: 'text_delta', text: delta.content }, out);
+    }
+    if (Array.isArray(delta.annotations)) this.#cite(delta.annotations, out);
+    if (Array.isArray(delta.web_search_calls)) for (const search of delta.web_search_calls) this.#search(search, out);
     if (typeof delta.refusal === 'string' && delta.refusal) {
       this.#refused = true;
       this.#append('text', { type: 'text_delta', text: delta.refusal }, out);
@@ -152,6 +164,25 @@ export class MessagesStreamWriter {
     if (this.#open?.kind !== 'thinking') this.#openBlock({ kind: 'thinking', index: this.#nextIndex }, { type: 'thinking', thinking: '', signature: '' }, out);
     out.push({ type: 'content_block_delta', index: this.#open!.index, delta: { type: 'signature_delta', signature: block.signature } });
     this.#close(out);
+  }
+
+  /** A search: its server_tool_use block (the query streamed as its input) and its result block. */
+  #search(search: WebSearchCall, out: AnthropicEvent[]): void {
+    const [use, result] = searchBlocks(search);
+    this.#openBlock({ kind: 'server', index: this.#nextIndex }, { ...use, input: {} } as ContentBlock, out);
+    if (use.type === 'server_tool_use' && Object.keys(use.input).length)
+      out.push({ type: 'content_block_delta', index: this.#open!.index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(use.input) } });
+    this.#openBlock({ kind: 'server', index: this.#nextIndex }, result, out);
+    this.#close(out);
+  }
+
+  /** Citations of the text block being written (Anthropic's grammar has them nowhere else). */
+  #cite(annotations: UrlCitation[], out: AnthropicEvent[]): void {
+    if (this.#open?.kind !== 'text') return;
+    for (const annotation of annotations) {
+      const citation = citationOf(annotation, this.#text);
+      if (citation) out.push({ type: 'content_block_delta', index: this.#open.index, delta: { type: 'citations_delta', citation } });
+    }
   }
 
   #toolCall(delta: ChunkToolCallDelta, out: AnthropicEvent[]): void {

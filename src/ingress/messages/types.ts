@@ -7,9 +7,34 @@
 /** https://docs.anthropic.com/en/api/messages#response-stop-reason */
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
+/** A text block's citation of a page the provider's web search found (the gateway has no `encrypted_index`: ''). */
+export interface WebSearchCitation {
+  type: 'web_search_result_location';
+  url: string;
+  title: string;
+  cited_text: string;
+  encrypted_index: string;
+}
+
 export interface TextBlock {
   type: 'text';
   text: string;
+  citations?: WebSearchCitation[];
+}
+
+/** A search the provider ran (the gateway's `web_search_calls`), as Anthropic's server tool call. */
+export interface ServerToolUseBlock {
+  type: 'server_tool_use';
+  id: string;
+  name: 'web_search';
+  input: Record<string, unknown>;
+}
+
+/** What that search found (no `encrypted_content`: the target was not Anthropic; ''), or its error. */
+export interface WebSearchToolResultBlock {
+  type: 'web_search_tool_result';
+  tool_use_id: string;
+  content: Array<{ type: 'web_search_result'; url: string; title: string; encrypted_content: string; page_age: null }> | { type: 'web_search_tool_result_error'; error_code: string };
 }
 
 /**
@@ -35,7 +60,7 @@ export interface ToolUseBlock {
   input: Record<string, unknown>;
 }
 
-export type ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock;
+export type ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ServerToolUseBlock | WebSearchToolResultBlock;
 
 /**
  * Anthropic counts cache reads and writes apart from `input_tokens` (the uncached rest); the
@@ -46,6 +71,8 @@ export interface MessagesUsage {
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
   output_tokens: number;
+  /** Searches the target's own web search ran (Anthropic's server tool, Gemini's grounding queries). */
+  server_tool_use?: { web_search_requests: number };
 }
 
 /** The `message` object: the non-streamed answer, and the snapshot a stream builds up. */
@@ -89,7 +116,8 @@ export type BlockDelta =
   | { type: 'text_delta'; text: string }
   | { type: 'thinking_delta'; thinking: string }
   | { type: 'signature_delta'; signature: string }
-  | { type: 'input_json_delta'; partial_json: string };
+  | { type: 'input_json_delta'; partial_json: string }
+  | { type: 'citations_delta'; citation: WebSearchCitation };
 
 export interface ContentBlockDeltaEvent {
   type: 'content_block_delta';

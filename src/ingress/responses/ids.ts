@@ -1,11 +1,11 @@
 /**
  * The names and times of one response. OpenAI's ids are opaque strings with a type prefix
- * (`resp_`, `msg_`, `fc_`, `ctc_`, `rs_`); these are derived from the gateway's request id, so a client
+ * (`resp_`, `msg_`, `fc_`, `ctc_`, `rs_`, `ws_`); these are derived from the gateway's request id, so a client
  * quoting a response or item id points at the gateway's log line for it. The clock is injected
  * so the translation stays a pure function of its inputs.
  */
 
-export type ItemKind = 'msg' | 'fc' | 'ctc' | 'tsc' | 'rs';
+export type ItemKind = 'msg' | 'fc' | 'ctc' | 'tsc' | 'rs' | 'ws';
 
 export interface ResponseIds {
   /** `resp_...`, the response's `id`. */

@@ -23,12 +23,18 @@
  *   tool_search_call, _output        client tool search (`execution: client`): the call of the
  *                                    `tool_search` function and a `tool` message naming the tools it
  *                                    loaded, whose definitions are read as tools (`readInputItems`)
- *   reasoning                        dropped: chat has no input field for a past turn's reasoning
- *                                    that providers agree on (DeepSeek rejects `reasoning_content`
- *                                    in input, Anthropic needs signatures chat never carries), and
- *                                    `encrypted_content` is only ever OpenAI's own to read
- *   past calls of platform tools     dropped and reported (`readInputItems`): web_search_call, server
- *   (web_search_call, ...)           tool search and the like ran on OpenAI's side, and chat has
+ *   reasoning                        its `encrypted_content`, when the gateway wrote it (reasoning.ts):
+ *                                    the signed thinking blocks, on the assistant message of the
+ *                                    same turn (the one just before it, else the next one), so
+ *                                    the provider that signed them gets them back; one the gateway
+ *                                    did not write is reported dropped (`readInputItems`). Its
+ *                                    text and summary are not sent back: chat has no input field for
+ *                                    unsigned reasoning that providers agree on (DeepSeek rejects
+ *                                    `reasoning_content` in input)
+ *   web_search_call                  skipped: the record of a search the provider already ran for
+ *                                    an earlier answer (which holds what it found)
+ *   past calls of platform tools     dropped and reported (`readInputItems`): file_search_call, server
+ *   (file_search_call, ...)          tool search and the like ran on OpenAI's side, and chat has
  *                                    nothing to carry them (a server search's tools are still read);
  *                                    `compaction` is encrypted for OpenAI alone
  *   item_reference                   resolved from the stored responses before this runs (stored.ts);
@@ -39,7 +45,8 @@
  * call, is the client's mistake, answered before anything reaches a provider.
  */
 import type { Drop } from '../../contract/dropped.ts';
-import type { ChatMessage, ContentPart, ToolCall } from '../../openai-types.ts';
+import type { ChatMessage, ContentPart, ThinkingBlock, ToolCall } from '../../openai-types.ts';
+import { decodeReasoning } from './reasoning.ts';
 import { invalidParam, invalidRequest, unsupportedParam } from './errors.ts';
 import { CUSTOM_INPUT, TOOL_SEARCH, chatNameOf, type ToolReading } from './tools.ts';
 import type { Callable } from './types.ts';
@@ -50,7 +57,6 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 
 /** Items of tools that ran on OpenAI's platform (or are encrypted for it): past context chat cannot carry. */
 const PLATFORM_ITEMS = new Set([
-  'web_search_call',
   'file_search_call',
   'code_interpreter_call',
   'image_generation_call',
@@ -78,8 +84,15 @@ export function readInputItems(input: string | unknown[], reading: ToolReading):
     if (!isObject(item)) return;
     if (item.type === 'additional_tools' || item.type === 'tool_search_output') reading.read(item.tools, `input[${i}].tools`);
     if (typeof item.type === 'string' && PLATFORM_ITEMS.has(item.type) && !isClientSearch(item)) reading.drops.push(platformItemDrop(item.type, `input[${i}]`));
+    if (item.type === 'reasoning' && hasEncrypted(item)) {
+      const decoded = decodeReasoning(item.encrypted_content);
+      if ('error' in decoded) reading.drops.push({ field: `input[${i}].encrypted_content`, what: 'reasoning', reason: `the encrypted reasoning cannot be carried: ${decoded.error}` });
+    }
   });
 }
+
+/** A reasoning item with encrypted content to read (null and '' say there is none). */
+const hasEncrypted = (item: Json): boolean => item.encrypted_content != null && item.encrypted_content !== '';
 
 /** A tool search item the client ran: carried, where the server's are dropped. */
 const isClientSearch = (item: Json): boolean => (item.type === 'tool_search_call' || item.type === 'tool_search_output') && item.execution === 'client';
@@ -102,6 +115,12 @@ export function inputToMessages(input: string | unknown[], instructions?: string
   }
   const answered = outputsByCall(input);
   const called = new Set<string>();
+  /** Signed reasoning read but not yet on an assistant message (it goes on the turn's next one). */
+  let thinking: ThinkingBlock[] = [];
+  const sign = (m: ChatMessage) => {
+    if (thinking.length) m.thinking_blocks = [...(m.thinking_blocks ?? []), ...thinking];
+    thinking = [];
+  };
   /** Images and files the tool outputs just read returned: one user message once their run ends. */
   let attached: ContentPart[] = [];
   const attach = () => {
@@ -115,9 +134,12 @@ export function inputToMessages(input: string | unknown[], instructions?: string
     if (!OUTPUTS.has(type as string)) attach();
     if (PLATFORM_ITEMS.has(type as string) && !isClientSearch(item)) return;
     switch (type) {
-      case 'message':
-        messages.push(messageOf(item, param));
+      case 'message': {
+        const message = messageOf(item, param);
+        if (message.role === 'assistant') sign(message);
+        messages.push(message);
         return;
+      }
       case 'function_call':
       case 'custom_tool_call':
       case 'tool_search_call': {
@@ -127,6 +149,7 @@ export function inputToMessages(input: string | unknown[], instructions?: string
         const last = messages.at(-1);
         if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
         else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+        sign(messages.at(-1)!);
         return;
       }
       case 'function_call_output':
@@ -143,7 +166,16 @@ export function inputToMessages(input: string | unknown[], instructions?: string
         if (media.length) attached.push({ type: 'text', text: `The output of tool call ${callId}:` }, ...media);
         return;
       }
-      case 'reasoning':
+      case 'reasoning': {
+        const decoded = hasEncrypted(item) ? decodeReasoning(item.encrypted_content) : undefined;
+        if (!decoded || 'error' in decoded) return;
+        thinking.push(...decoded.blocks);
+        // After the turn's text (a signature Gemini puts on the text), it signs what is before it.
+        const last = messages.at(-1);
+        if (last?.role === 'assistant') sign(last);
+        return;
+      }
+      case 'web_search_call':
       case 'additional_tools':
         return;
       case 'item_reference':

@@ -22,6 +22,7 @@ import { ResponsesStreamWriter, toSse } from './stream.ts';
 import { responseIds } from './ids.ts';
 import { ResponsesNativeEvents } from './native.ts';
 import { expandStored, recorder, selfContainedBody, type StoredCall } from './stored.ts';
+import { withoutGatewayReasoning } from './reasoning.ts';
 import type { ResponsesEvent, ResponsesRequest } from './types.ts';
 
 /** The native protocol a Responses-speaking provider declares (`capabilities.nativeProtocols`). */
@@ -62,7 +63,7 @@ export const responsesProtocol = defineProtocol<ResponsesCall>({
     const keep = recorder(stored);
     return {
       body: chatRequestOf(request),
-      native: { protocol: RESPONSES, body, untranslatable: request.untranslatable },
+      native: { protocol: RESPONSES, body: withoutGatewayReasoning(body), untranslatable: request.untranslatable },
       async answer(response, attempt) {
         const native = attempt.passthrough ? attempt.native : undefined;
         const out = native?.kind === 'json' ? native.body : response.kind === 'completion' ? chatToResponse(response.body, request, ids) : response.body;

@@ -434,23 +434,23 @@ describe('dropped and reported (untranslatable), never refused', () => {
       model: 'm',
       input: [
         { role: 'user', content: 'x' },
-        { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } },
+        { type: 'file_search_call', id: 'fs_1', status: 'completed', queries: ['q'] },
       ],
-      tools: [weather, { type: 'web_search' }],
+      tools: [weather, { type: 'file_search', vector_store_ids: ['vs_1'] }],
       tool_choice: { type: 'web_search_preview' },
     });
     expect(request.untranslatable.map((d) => [d.field, d.what])).toEqual([
-      ['tools[1]', 'web_search'],
-      ['input[1]', 'web_search_call'],
+      ['tools[1]', 'file_search'],
+      ['input[1]', 'file_search_call'],
       ['tool_choice', 'web_search_preview'],
     ]);
     const chat = responsesToChat({
       model: 'm',
       input: [
         { role: 'user', content: 'x' },
-        { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } },
+        { type: 'file_search_call', id: 'fs_1', status: 'completed', queries: ['q'] },
       ],
-      tools: [weather, { type: 'web_search' }],
+      tools: [weather, { type: 'file_search', vector_store_ids: ['vs_1'] }],
     });
     expect(chat.messages).toEqual([{ role: 'user', content: 'x' }]);
     expect(chat.tools?.map((t) => t.function.name)).toEqual(['get_weather']);

@@ -9,6 +9,8 @@
  *                                    `input`, namespaces flattened to `<namespace>__<name>`, client
  *                                    tool search as a `tool_search` function; the calls map back to
  *                                    custom_tool_call, tool_search_call items and namespaced names
+ *   web_search tools (+ max_tool_calls)  web_search, the gateway's extension (tools.ts): the target's
+ *                                    own search, `max_tool_calls` as its most uses
  *   tool_choice                      tool_choice (a function or custom tool by its chat name);
  *                                    `allowed_tools` → the tools narrowed to those named, tool_choice
  *                                    its mode (what allowed_tools means, said the chat way)
@@ -26,10 +28,10 @@
  *
  * Read and dropped without a word: `reasoning.summary` (chat has no summaries; reasoning the
  * provider returns comes back as reasoning text), `stream_options` (obfuscation is OpenAI's),
- * `prompt_cache_options` (a hint), `max_tool_calls` (it caps built-in tool calls, and those are
- * dropped), and the other `include` values: `reasoning.encrypted_content` is asked by every
- * stateless client (store: false) and the gateway has no encrypted reasoning to give, so its
- * reasoning items simply carry none; the rest name outputs of hosted tools.
+ * `prompt_cache_options` (a hint), `max_tool_calls` without a web search (it caps built-in tool
+ * calls, and the others are dropped), and the other `include` values but two:
+ * `reasoning.encrypted_content` puts the provider's signed reasoning in the reasoning items
+ * (reasoning.ts), and `web_search_call.action.sources` the pages a search found.
  *
  * Dropped and reported (`untranslatable`: the `x-switchyard-dropped` header, the log line, a 400
  * when strict), carried unchanged by a native pass-through to a target that speaks Responses:
@@ -66,6 +68,7 @@ export function responsesToChat(body: unknown): ChatCompletionRequest {
 export function chatRequestOf(r: ResponsesRequest): ChatCompletionRequest {
   const chat: ChatCompletionRequest = { model: r.model, messages: inputToMessages(r.input, r.instructions, r.callables) };
   if (r.callables.length) chat.tools = r.callables.map((c) => c.tool);
+  if (r.web_search) chat.web_search = r.web_search;
   if (r.tool_choice !== undefined) {
     const { tools, choice } = chatToolChoiceOf(r.tool_choice, r.callables);
     chat.tool_choice = choice;
@@ -191,7 +194,8 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
   if (body.reasoning != null) r.reasoning = reasoningOf(body.reasoning);
   if (body.metadata != null) r.metadata = metadataOf(body.metadata);
   for (const key of ['user', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention', 'service_tier'] as const) setIf(r, key, optional(body, key, 'string'));
-  integer(body, 'max_tool_calls', 0);
+  const maxToolCalls = integer(body, 'max_tool_calls', 0);
+  if (tools.webSearch) r.web_search = !maxToolCalls ? tools.webSearch : { ...tools.webSearch, max_uses: maxToolCalls };
   // Stored responses (src/ingress/responses/stored.ts): `store` defaults to true, as OpenAI's.
   r.store = body.store !== false;
   setIf(r, 'previous_response_id', optional(body, 'previous_response_id', 'string') || undefined);

@@ -5,9 +5,14 @@
  *   choices[0].message.reasoning_content   a `reasoning` item whose `content` is that text as
  *                                          reasoning_text (the raw reasoning, as open-weight models
  *                                          return it through the Responses API), `summary: []`: the
- *                                          gateway writes no summaries and no encrypted_content
- *   content, refusal                       a `message` item: output_text (annotations [], logprobs
- *                                          from choices[0].logprobs.content), then a refusal part
+ *                                          gateway writes no summaries
+ *   thinking_blocks (the gateway's)        that item's `encrypted_content` when `include` names
+ *                                          `reasoning.encrypted_content` (reasoning.ts); the item is
+ *                                          there for it even when the reasoning has no text
+ *   web_search_calls (the gateway's)       `web_search_call` items, ahead of the message (searches.ts)
+ *   content, refusal                       a `message` item: output_text (`annotations` from the
+ *                                          message's url_citation annotations, logprobs from
+ *                                          choices[0].logprobs.content), then a refusal part
  *   tool_calls                             `function_call` items (call_id = the chat tool call id),
  *                                          named as the client named the tool (its `namespace` too);
  *                                          a custom tool's call is a `custom_tool_call` item whose
@@ -29,22 +34,32 @@ import type { ChatCompletion, FinishReason, Usage } from '../../openai-types.ts'
 import { textOf } from '../../protocol/content.ts';
 import type { ResponseIds } from './ids.ts';
 import { callItemOf, customInputOf, searchArgumentsOf } from './calls.ts';
-import type { LogProb, MessageItem, OutputItem, ResponseObject, ResponseStatus, ResponseUsage, ResponsesRequest } from './types.ts';
+import { encodeReasoning } from './reasoning.ts';
+import { annotationOf, searchItemOf } from './searches.ts';
+import type { LogProb, MessageItem, OutputItem, ReasoningItem, ResponseObject, ResponseStatus, ResponseUsage, ResponsesRequest, UrlCitationAnnotation } from './types.ts';
+
+/** What a client asks for to get the provider's signed reasoning back as `encrypted_content`. */
+export const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
 
 export function chatToResponse(completion: ChatCompletion, request: ResponsesRequest, ids: ResponseIds): ResponseObject {
   const choice = completion.choices.find((c) => c.index === 0) ?? completion.choices[0];
   const message = choice?.message;
   const output: OutputItem[] = [];
-  const reasoning = message?.reasoning_content;
-  if (typeof reasoning === 'string' && reasoning) {
-    output.push({ type: 'reasoning', id: ids.itemId('rs', output.length), summary: [], content: [{ type: 'reasoning_text', text: reasoning }], status: 'completed' });
+  const reasoning = typeof message?.reasoning_content === 'string' ? message.reasoning_content : '';
+  const encrypted = request.include.includes(ENCRYPTED_REASONING) ? encodeReasoning(message?.thinking_blocks) : undefined;
+  if (reasoning || encrypted) {
+    const item: ReasoningItem = { type: 'reasoning', id: ids.itemId('rs', output.length), summary: [], content: reasoning ? [{ type: 'reasoning_text', text: reasoning }] : [], status: 'completed' };
+    if (encrypted) item.encrypted_content = encrypted;
+    output.push(item);
   }
+  for (const search of message?.web_search_calls ?? []) output.push(searchItemOf(search, ids.itemId('ws', output.length), request.include));
   const text = textOf(message?.content ?? null);
   const refusal = typeof message?.refusal === 'string' ? message.refusal : '';
   const calls = message?.tool_calls ?? [];
   if (text || refusal || calls.length === 0) {
     const item: MessageItem = { type: 'message', id: ids.itemId('msg', output.length), role: 'assistant', status: 'completed', content: [] };
-    if (text || !refusal) item.content.push({ type: 'output_text', text, annotations: [], logprobs: logprobsOf((choice?.logprobs as { content?: unknown } | null)?.content) });
+    const annotations = (message?.annotations ?? []).map((a) => annotationOf(a, 0, text.length)).filter((a): a is UrlCitationAnnotation => a !== undefined);
+    if (text || !refusal) item.content.push({ type: 'output_text', text, annotations, logprobs: logprobsOf((choice?.logprobs as { content?: unknown } | null)?.content) });
     if (refusal) item.content.push({ type: 'refusal', refusal });
     output.push(item);
   }

@@ -10,6 +10,16 @@
  *             content            message item: output_item.added, content_part.added (output_text),
  *                                response.output_text.delta (with the chunk's logprobs)
  *             refusal            the message's refusal part: content_part.added, response.refusal.delta
+ *             thinking_blocks    (the gateway's) kept with the reasoning text they sign; a reasoning
+ *                                item takes those signed so far as its `encrypted_content` when
+ *                                it closes, when `include` asks for it (reasoning.ts); signatures
+ *                                that come after it (Gemini signs its text and calls) make a
+ *                                reasoning item of their own at the end
+ *             web_search_calls   (the gateway's) each a web_search_call item: output_item.added,
+ *                                response.web_search_call.in_progress / .searching / .completed,
+ *                                output_item.done, at once (the provider says so once it ran)
+ *             annotations        url_citation annotations of the text part they fall in:
+ *                                response.output_text.annotation.added (offsets made the part's)
  *             tool_calls[k]      function_call item: output_item.added (call_id, name, namespace),
  *                                response.function_call_arguments.delta; for a custom tool a
  *                                custom_tool_call item and response.custom_tool_call_input.delta,
@@ -40,12 +50,27 @@
  * output. After it, a failure can only be told inside the stream: fail().
  */
 import type { GatewayError } from '../../errors.ts';
-import type { ChatCompletionChunk, ChunkToolCallDelta, FinishReason, Usage } from '../../openai-types.ts';
+import type { ChatCompletionChunk, ChunkToolCallDelta, FinishReason, ThinkingBlock, UrlCitation, Usage, WebSearchCall } from '../../openai-types.ts';
+import { encodeReasoning } from './reasoning.ts';
+import { annotationOf, searchItemOf } from './searches.ts';
 import { type CallItem, CustomInputDecoder, callItemOf, customInputOf, searchArgumentsOf } from './calls.ts';
 import { responseErrorOf } from './errors.ts';
 import type { ResponseIds } from './ids.ts';
-import { finishResponse, logprobsOf, responseSkeleton, statusOf, usageOf } from './response.ts';
-import type { Callable, CustomToolCallItem, LogProb, MessageItem, OutputItem, OutputText, ReasoningItem, Refusal, ResponseObject, ResponsesEvent, ResponsesRequest } from './types.ts';
+import { ENCRYPTED_REASONING, finishResponse, logprobsOf, responseSkeleton, statusOf, usageOf } from './response.ts';
+import type {
+  Callable,
+  CustomToolCallItem,
+  LogProb,
+  MessageItem,
+  OutputItem,
+  OutputText,
+  ReasoningItem,
+  Refusal,
+  ResponseObject,
+  ResponsesEvent,
+  ResponsesRequest,
+  UrlCitationAnnotation,
+} from './types.ts';
 
 /** Distributes over the union, so an event literal is checked against its own variant. */
 type Unsequenced<E> = E extends unknown ? Omit<E, 'sequence_number'> : never;
@@ -56,6 +81,9 @@ interface OpenPart {
   index: number;
   text: string;
   logprobs: LogProb[];
+  annotations: UrlCitationAnnotation[];
+  /** Where the part's text starts in the chat content (what chat citations count from). */
+  base: number;
 }
 
 /** A chat tool call as its deltas arrive; `item` once it has a name. */
@@ -72,6 +100,7 @@ interface PendingCall {
 export class ResponsesStreamWriter {
   readonly #ids: ResponseIds;
   readonly #callables: readonly Callable[];
+  readonly #include: readonly string[];
   readonly #response: ResponseObject;
   #sequence = 0;
   #state: 'new' | 'started' | 'ended' = 'new';
@@ -86,10 +115,16 @@ export class ResponsesStreamWriter {
   #usage: Usage | undefined;
   #serviceTier: unknown;
   #events: ResponsesEvent[] = [];
+  /** The chat content streamed so far (UTF-16 units), where chat citations count from. */
+  #written = 0;
+  /** Signed reasoning not yet in a reasoning item, and the reasoning text since the last signature. */
+  #signed: ThinkingBlock[] = [];
+  #unsigned = '';
 
   constructor(request: ResponsesRequest, ids: ResponseIds) {
     this.#ids = ids;
     this.#callables = request.callables;
+    this.#include = request.include;
     this.#response = responseSkeleton(request, ids, request.model);
   }
 
@@ -118,7 +153,11 @@ export class ResponsesStreamWriter {
     if (!choice) return this.#flush();
     const delta = choice.delta ?? {};
     if (typeof delta.reasoning_content === 'string' && delta.reasoning_content) this.#reasoningDelta(delta.reasoning_content);
+    if (Array.isArray(delta.thinking_blocks)) this.#thinking(delta.thinking_blocks);
     if (typeof delta.content === 'string' && delta.content) this.#partDelta('text', delta.content, logprobsOf((choice.logprobs as { content?: unknown } | null)?.content));
+    // Citations of the text so far, before a search in the same chunk closes its message (Gemini tells both at the end).
+    if (Array.isArray(delta.annotations)) this.#annotate(delta.annotations);
+    if (Array.isArray(delta.web_search_calls)) for (const search of delta.web_search_calls) this.#search(search);
     if (typeof delta.refusal === 'string' && delta.refusal) this.#partDelta('refusal', delta.refusal, []);
     for (const call of delta.tool_calls ?? []) this.#callDelta(call);
     if (choice.finish_reason) this.#finish = choice.finish_reason;
@@ -132,6 +171,12 @@ export class ResponsesStreamWriter {
     this.#state = 'ended';
     const { status } = statusOf(this.#finish);
     this.#closeReasoning();
+    // Signatures that came after the reasoning closed (Gemini signs its text and calls): an item of their own.
+    if (this.#encrypted()) {
+      this.#closeMessage();
+      this.#openReasoning();
+      this.#closeReasoning();
+    }
     // An answer with no message and no call still answers: an empty message stands for it.
     if (!this.#output.some((item) => item.type !== 'reasoning')) this.#openPart('text');
     this.#closeMessage();
@@ -171,27 +216,87 @@ export class ResponsesStreamWriter {
   // ---------------------------------------------------------------- items
 
   #reasoningDelta(text: string): void {
-    if (!this.#reasoning) {
-      this.#closeMessage();
-      const item: ReasoningItem = { type: 'reasoning', id: this.#ids.itemId('rs', this.#output.length), summary: [], content: [], status: 'in_progress' };
-      this.#add(item);
-      this.#reasoning = item;
+    this.#unsigned += text;
+    const item = this.#reasoning ?? this.#openReasoning();
+    if (!item.content.length) {
       item.content.push({ type: 'reasoning_text', text: '' });
       this.#emit({ type: 'response.content_part.added', item_id: item.id, output_index: this.#indexOf(item), content_index: 0, part: { type: 'reasoning_text', text: '' } });
     }
-    const item = this.#reasoning;
     item.content[0].text += text;
     this.#emit({ type: 'response.reasoning_text.delta', item_id: item.id, output_index: this.#indexOf(item), content_index: 0, delta: text });
+  }
+
+  #openReasoning(): ReasoningItem {
+    this.#closeMessage();
+    const item: ReasoningItem = { type: 'reasoning', id: this.#ids.itemId('rs', this.#output.length), summary: [], content: [], status: 'in_progress' };
+    this.#add(item);
+    this.#reasoning = item;
+    return item;
+  }
+
+  /** A signature closes the reasoning text before it into a block (as the non-streamed translation reads them); a redacted block is whole. */
+  #thinking(blocks: ThinkingBlock[]): void {
+    for (const block of blocks) {
+      if (block.type === 'redacted_thinking') this.#signed.push(block);
+      else if (block.signature) {
+        this.#signed.push({ type: 'thinking', thinking: this.#unsigned + block.thinking, signature: block.signature });
+        this.#unsigned = '';
+      }
+    }
+  }
+
+  /** The signed reasoning not yet given, as encrypted_content, when the client asked for it. */
+  #encrypted(): string | undefined {
+    if (!this.#signed.length || !this.#include.includes(ENCRYPTED_REASONING)) return undefined;
+    return encodeReasoning(this.#signed);
   }
 
   #closeReasoning(): void {
     const item = this.#reasoning;
     if (!item) return;
     this.#reasoning = undefined;
-    const at = { item_id: item.id, output_index: this.#indexOf(item), content_index: 0 };
-    this.#emit({ type: 'response.reasoning_text.done', ...at, text: item.content[0].text });
-    this.#emit({ type: 'response.content_part.done', ...at, part: { ...item.content[0] } });
+    const encrypted = this.#encrypted();
+    if (encrypted) {
+      item.encrypted_content = encrypted;
+      this.#signed = [];
+    }
+    if (item.content.length) {
+      const at = { item_id: item.id, output_index: this.#indexOf(item), content_index: 0 };
+      this.#emit({ type: 'response.reasoning_text.done', ...at, text: item.content[0].text });
+      this.#emit({ type: 'response.content_part.done', ...at, part: { ...item.content[0] } });
+    }
     this.#done(item);
+  }
+
+  /** A search the provider ran: its whole lifecycle at once, since it is only told once it ran. */
+  #search(search: WebSearchCall): void {
+    this.#closeReasoning();
+    this.#closeMessage();
+    const item = searchItemOf(search, this.#ids.itemId('ws', this.#output.length), this.#include);
+    const done = item.status;
+    item.status = 'in_progress';
+    this.#add(item);
+    const at = { item_id: item.id, output_index: this.#indexOf(item) };
+    this.#emit({ type: 'response.web_search_call.in_progress', ...at });
+    this.#emit({ type: 'response.web_search_call.searching', ...at });
+    if (done === 'completed') this.#emit({ type: 'response.web_search_call.completed', ...at });
+    item.status = done;
+    this.#emit({ type: 'response.output_item.done', output_index: at.output_index, item: structuredClone(item) });
+  }
+
+  /** Citations of the text part being written (a citation of text no part holds any more is left out). */
+  #annotate(citations: UrlCitation[]): void {
+    const part = this.#part;
+    const message = this.#message;
+    if (part?.kind !== 'text' || !message) return;
+    for (const citation of citations) {
+      if (citation?.url_citation?.end_index <= part.base) continue;
+      const annotation = annotationOf(citation, part.base, part.text.length);
+      if (!annotation) continue;
+      part.annotations.push(annotation);
+      const at = { item_id: message.id, output_index: this.#indexOf(message), content_index: part.index };
+      this.#emit({ type: 'response.output_text.annotation.added', ...at, annotation_index: part.annotations.length - 1, annotation });
+    }
   }
 
   #partDelta(kind: OpenPart['kind'], text: string, logprobs: LogProb[]): void {
@@ -201,6 +306,7 @@ export class ResponsesStreamWriter {
     const at = { item_id: message.id, output_index: this.#indexOf(message), content_index: part.index };
     part.text += text;
     if (kind === 'text') {
+      this.#written += text.length;
       part.logprobs.push(...logprobs);
       this.#emit({ type: 'response.output_text.delta', ...at, delta: text, logprobs });
     } else {
@@ -217,7 +323,7 @@ export class ResponsesStreamWriter {
     }
     this.#closePart();
     const message = this.#message;
-    const part: OpenPart = { kind, index: message.content.length, text: '', logprobs: [] };
+    const part: OpenPart = { kind, index: message.content.length, text: '', logprobs: [], annotations: [], base: this.#written };
     message.content.push(partOf(part));
     this.#part = part;
     this.#emit({ type: 'response.content_part.added', item_id: message.id, output_index: this.#indexOf(message), content_index: part.index, part: partOf(part) });
@@ -331,7 +437,7 @@ export class ResponsesStreamWriter {
 }
 
 function partOf(part: OpenPart): OutputText | Refusal {
-  return part.kind === 'text' ? { type: 'output_text', text: part.text, annotations: [], logprobs: [...part.logprobs] } : { type: 'refusal', refusal: part.text };
+  return part.kind === 'text' ? { type: 'output_text', text: part.text, annotations: [...part.annotations], logprobs: [...part.logprobs] } : { type: 'refusal', refusal: part.text };
 }
 
 /**

@@ -63,6 +63,7 @@ interface SeenPart {
   type: string;
   text: string;
   open: boolean;
+  annotations?: number;
 }
 interface SeenItem {
   id: string;
@@ -162,6 +163,18 @@ export function checkResponsesStream(events: ResponsesEvent[]): ResponseObject {
         const item = open(e.output_index, e.item_id);
         assert.equal(e.arguments, item.arguments, 'the deltas add up to the arguments');
         assert.equal(e.name, item.name);
+        return;
+      }
+      case 'response.web_search_call.in_progress':
+      case 'response.web_search_call.searching':
+      case 'response.web_search_call.completed':
+        assert.equal(open(e.output_index, e.item_id).type, 'web_search_call');
+        return;
+      case 'response.output_text.annotation.added': {
+        const p = part(open(e.output_index, e.item_id), e.content_index, 'output_text');
+        assert.equal(e.annotation_index, p.annotations ?? 0, 'annotations numbered in order');
+        assert.ok(e.annotation.end_index <= p.text.length, 'an annotation lies in the text written so far');
+        p.annotations = e.annotation_index + 1;
         return;
       }
       case 'response.custom_tool_call_input.delta':

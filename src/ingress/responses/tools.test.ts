@@ -79,14 +79,14 @@ describe('platform tools: dropped and reported, never a 400', () => {
   it('hosted tools, tools with items of their own and unknown types name their place and type', () => {
     const reading = read([
       fn('f'),
-      { type: 'web_search' },
+      { type: 'file_search' },
       { type: 'local_shell' },
       { type: 'teleport' },
       { type: 'namespace', name: 'n', description: '', tools: [{ type: 'image_generation' }, fn('g')] },
     ]);
     expect(reading.callables.map((c) => c.chatName)).toEqual(['f', 'n__g']);
     expect(reading.drops).toEqual([
-      { field: 'tools[1]', what: 'web_search', reason: expect.stringMatching(/OpenAI's platform/) },
+      { field: 'tools[1]', what: 'file_search', reason: expect.stringMatching(/OpenAI's platform/) },
       { field: 'tools[2]', what: 'local_shell', reason: expect.any(String) },
       { field: 'tools[3]', what: 'teleport', reason: expect.stringMatching(/not known/) },
       { field: 'tools[4].tools[0]', what: 'image_generation', reason: expect.any(String) },

@@ -17,7 +17,14 @@
  *   tool_search, execution    a function `tool_search` with the tool's parameters; its calls come
  *   client                    back as `tool_search_call` items (arguments as an object), and the
  *                             tools of the client's `tool_search_output` are read as tools (input.ts)
- *   hosted tools (web_search, file_search, code_interpreter, image_generation, computer, mcp,
+ *   web_search, web_search_preview   the gateway's `web_search` extension (translate/chat/web-search.ts):
+ *   (and dated names)        the target's own search where it has one (Anthropic's server tool,
+ *                            Gemini's Google Search grounding), else reported dropped there;
+ *                            `filters.allowed_domains` and `user_location` go with it,
+ *                            `search_context_size` is reported (no target has the knob), and
+ *                            `external_web_access: false` (cached results only, Codex's default)
+ *                            drops the tool, reported: no target's search is offline
+ *   other hosted tools (file_search, code_interpreter, image_generation, computer, mcp,
  *   server tool_search...), tools whose calls are items of their own (local_shell, shell,
  *   apply_patch), and types not known
  *                             dropped and reported: they run on OpenAI's platform or need items
@@ -32,9 +39,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { Drop } from '../../contract/dropped.ts';
-import type { FunctionTool } from '../../openai-types.ts';
+import type { FunctionTool, WebSearchRequest } from '../../openai-types.ts';
 import { invalidParam } from './errors.ts';
-import type { Callable, CustomFormat, ResponsesCustomTool, ResponsesFunctionTool, ResponsesNamespaceTool, ResponsesTool, ResponsesToolSearchTool } from './types.ts';
+import type { Callable, CustomFormat, ResponsesCustomTool, ResponsesFunctionTool, ResponsesNamespaceTool, ResponsesTool, ResponsesToolSearchTool, ResponsesWebSearchTool } from './types.ts';
 
 type Json = Record<string, unknown>;
 
@@ -48,6 +55,9 @@ export const CUSTOM_INPUT = 'input';
 
 /** The chat function client-executed tool search becomes. */
 export const TOOL_SEARCH = 'tool_search';
+
+/** OpenAI's web search tool, by every name it has had. */
+const WEB_SEARCH = new Set(['web_search', 'web_search_2025_08_26', 'web_search_preview', 'web_search_preview_2025_03_11']);
 
 /** Tools OpenAI runs on its side, or whose calls are items chat has no way to produce. */
 const PLATFORM_TOOLS = new Set([
@@ -74,6 +84,8 @@ export class ToolReading {
   readonly tools: ResponsesTool[] = [];
   readonly callables: Callable[] = [];
   readonly drops: Drop[] = [];
+  /** The web search asked for, as the chat extension carries it. */
+  webSearch: WebSearchRequest | undefined;
 
   /** Reads one `tools` list (the request's, or an `additional_tools` item's); `param` is where it is. */
   read(list: unknown, param: string): void {
@@ -94,10 +106,53 @@ export class ToolReading {
         const search = toolSearchOf(tool, at);
         this.tools.push(search);
         this.#add(search, undefined, '');
+      } else if (typeof tool.type === 'string' && WEB_SEARCH.has(tool.type)) {
+        this.#webSearchTool(tool, at);
       } else {
         this.drops.push(platformToolDrop(tool.type, at));
       }
     });
+  }
+
+  #webSearchTool(tool: Json, at: string): void {
+    const what = tool.type as ResponsesWebSearchTool['type'];
+    if (tool.external_web_access === false) {
+      this.drops.push({ field: at, what, reason: "it asks for cached results only (external_web_access: false), and the target's own search goes to the live web" });
+      return;
+    }
+    if (this.webSearch) {
+      this.drops.push({ field: at, what, reason: 'web search is already asked for by an earlier tool' });
+      return;
+    }
+    const search: WebSearchRequest = { field: at, what };
+    const echo: ResponsesWebSearchTool = { type: what };
+    if (tool.filters != null) {
+      if (!isObject(tool.filters)) throw invalidParam(`${at}.filters`, 'expected an object');
+      const allowed = tool.filters.allowed_domains;
+      if (allowed != null) {
+        if (!Array.isArray(allowed) || allowed.some((d) => typeof d !== 'string')) throw invalidParam(`${at}.filters.allowed_domains`, 'expected an array of strings');
+        if (allowed.length) search.allowed_domains = allowed as string[];
+      }
+      echo.filters = tool.filters;
+    }
+    if (tool.user_location != null) {
+      if (!isObject(tool.user_location)) throw invalidParam(`${at}.user_location`, 'expected an object');
+      const where: NonNullable<WebSearchRequest['user_location']> = {};
+      for (const key of ['city', 'region', 'country', 'timezone'] as const) {
+        const value = tool.user_location[key];
+        if (value == null) continue;
+        if (typeof value !== 'string') throw invalidParam(`${at}.user_location.${key}`, 'expected a string');
+        where[key] = value;
+      }
+      if (Object.keys(where).length) search.user_location = where;
+      echo.user_location = tool.user_location;
+    }
+    if (tool.search_context_size != null) {
+      this.drops.push({ field: `${at}.search_context_size`, what: String(tool.search_context_size), reason: "no target's own web search takes a context size" });
+      echo.search_context_size = tool.search_context_size;
+    }
+    this.webSearch = search;
+    this.tools.push(echo);
   }
 
   #add(tool: ResponsesFunctionTool | ResponsesCustomTool | ResponsesToolSearchTool, namespace: string | undefined, lead: string): void {

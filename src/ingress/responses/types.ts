@@ -5,7 +5,7 @@
  * rather than imported from the `openai` SDK, which is an optional peer of the gateway.
  */
 import type { Drop } from '../../contract/dropped.ts';
-import type { FunctionTool } from '../../openai-types.ts';
+import type { FunctionTool, WebSearchRequest } from '../../openai-types.ts';
 
 // ------------------------------------------------------------------ request (the parts relied on)
 
@@ -48,8 +48,16 @@ export interface ResponsesToolSearchTool {
   parameters?: Record<string, unknown>;
 }
 
-/** A tool of the request the translation carries (hosted tools are dropped), as the response echoes it. */
-export type ResponsesTool = ResponsesFunctionTool | ResponsesCustomTool | ResponsesNamespaceTool | ResponsesToolSearchTool;
+/** OpenAI's hosted web search tool, as the client sent it (echoed); the search itself is `ResponsesRequest.web_search`. */
+export interface ResponsesWebSearchTool {
+  type: 'web_search' | 'web_search_2025_08_26' | 'web_search_preview' | 'web_search_preview_2025_03_11';
+  filters?: unknown;
+  user_location?: unknown;
+  search_context_size?: unknown;
+}
+
+/** A tool of the request the translation carries (other hosted tools are dropped), as the response echoes it. */
+export type ResponsesTool = ResponsesFunctionTool | ResponsesCustomTool | ResponsesNamespaceTool | ResponsesToolSearchTool | ResponsesWebSearchTool;
 
 /** A function or custom tool as chat sees it: one function, under a name unique in the request. */
 export interface Callable {
@@ -86,6 +94,8 @@ export interface ResponsesRequest {
   tools: ResponsesTool[];
   /** Those tools flattened into chat functions, and the names their calls map back to. */
   callables: Callable[];
+  /** The web search the client asked for (a `web_search` tool), as the chat extension carries it. */
+  web_search?: WebSearchRequest;
   tool_choice?: ResponsesToolChoice;
   parallel_tool_calls?: boolean;
   text?: { format?: TextFormat; verbosity?: 'low' | 'medium' | 'high' };
@@ -124,11 +134,20 @@ export interface LogProb {
   top_logprobs: Array<{ token: string; logprob: number; bytes: number[] }>;
 }
 
+/** A web page the text cites (from the provider's web search); offsets into the output_text's text. */
+export interface UrlCitationAnnotation {
+  type: 'url_citation';
+  start_index: number;
+  end_index: number;
+  url: string;
+  title: string;
+}
+
 export interface OutputText {
   type: 'output_text';
   text: string;
-  /** Always empty: chat has no citations a provider fills in the same way. */
-  annotations: unknown[];
+  /** The web pages a provider's search found that the text cites; empty otherwise. */
+  annotations: UrlCitationAnnotation[];
   logprobs: LogProb[];
 }
 
@@ -171,13 +190,22 @@ export interface CustomToolCallItem {
   status: ItemStatus;
 }
 
-/** The model's reasoning as text (chat's `reasoning_content`); never a summary, never encrypted. */
+/** The model's reasoning as text (chat's `reasoning_content`), never a summary; its signed form as `encrypted_content` when asked for (reasoning.ts). */
 export interface ReasoningItem {
   type: 'reasoning';
   id: string;
   summary: [];
   content: ReasoningText[];
+  encrypted_content?: string;
   status: ItemStatus;
+}
+
+/** A search the provider's own web search ran (the gateway's `web_search_calls`). */
+export interface WebSearchCallItem {
+  type: 'web_search_call';
+  id: string;
+  status: 'in_progress' | 'searching' | 'completed' | 'failed' | 'incomplete';
+  action: { type: 'search'; query?: string; queries?: string[]; sources?: Array<{ type: 'url'; url: string }> };
 }
 
 /** The model asking the client to search its deferred tools (`execution: client`); the arguments as an object. */
@@ -190,7 +218,7 @@ export interface ToolSearchCallItem {
   status: ItemStatus;
 }
 
-export type OutputItem = MessageItem | FunctionCallItem | CustomToolCallItem | ToolSearchCallItem | ReasoningItem;
+export type OutputItem = MessageItem | FunctionCallItem | CustomToolCallItem | ToolSearchCallItem | ReasoningItem | WebSearchCallItem;
 
 export interface ResponseUsage {
   input_tokens: number;
@@ -223,7 +251,9 @@ export interface ResponseObject {
   usage?: ResponseUsage;
   // The echo of the request.
   instructions: string | null;
-  tools: Array<(ResponsesFunctionTool & { strict: boolean | null; parameters: Record<string, unknown> | null }) | ResponsesCustomTool | ResponsesNamespaceTool | ResponsesToolSearchTool>;
+  tools: Array<
+    (ResponsesFunctionTool & { strict: boolean | null; parameters: Record<string, unknown> | null }) | ResponsesCustomTool | ResponsesNamespaceTool | ResponsesToolSearchTool | ResponsesWebSearchTool
+  >;
   tool_choice: ResponsesToolChoice;
   parallel_tool_calls: boolean;
   text: { format: TextFormat; verbosity?: string | null };
@@ -263,6 +293,8 @@ export type ResponsesEvent =
   | ({ type: 'response.content_part.added' | 'response.content_part.done'; part: OutputText | Refusal | ReasoningText } & PartScoped)
   | ({ type: 'response.output_text.delta'; delta: string; logprobs: LogProb[] } & PartScoped)
   | ({ type: 'response.output_text.done'; text: string; logprobs: LogProb[] } & PartScoped)
+  | ({ type: 'response.output_text.annotation.added'; annotation_index: number; annotation: UrlCitationAnnotation } & PartScoped)
+  | ({ type: 'response.web_search_call.in_progress' | 'response.web_search_call.searching' | 'response.web_search_call.completed' } & ItemScoped)
   | ({ type: 'response.refusal.delta'; delta: string } & PartScoped)
   | ({ type: 'response.refusal.done'; refusal: string } & PartScoped)
   | ({ type: 'response.reasoning_text.delta'; delta: string } & PartScoped)

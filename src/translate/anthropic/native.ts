@@ -13,11 +13,31 @@ export interface AnthropicUsage {
   output_tokens?: number;
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
+  /** Searches the server web search tool ran. */
+  server_tool_use?: { web_search_requests?: number } | null;
 }
 
-/** The content blocks the translations read; server tools and the like pass over. */
+/** A text block's citation of a web search result (other citation types pass over). */
+export interface AnthropicCitation {
+  type: string;
+  url?: string;
+  title?: string | null;
+  cited_text?: string;
+}
+
+/** One page a web search found (`encrypted_content` is Anthropic's own and not read). */
+export interface AnthropicSearchResult {
+  type: string;
+  url?: string;
+  title?: string;
+}
+
+/** The content blocks the translations read; other server tools and the like pass over. */
 export type AnthropicContentBlock =
-  | { type: 'text'; text?: string }
+  | { type: 'text'; text?: string; citations?: AnthropicCitation[] | null }
+  | { type: 'server_tool_use'; id?: string; name?: string; input?: unknown }
+  /** The results, or `{type: 'web_search_tool_result_error', error_code}`. */
+  | { type: 'web_search_tool_result'; tool_use_id?: string; content?: AnthropicSearchResult[] | { type: string; error_code?: string } }
   | { type: 'thinking'; thinking?: string; signature?: string }
   | { type: 'redacted_thinking'; data?: string }
   | { type: 'tool_use'; id?: string; name?: string; input?: unknown };
@@ -39,13 +59,13 @@ export interface AnthropicErrorBody {
   request_id?: string;
 }
 
-/** `content_block_delta` payloads; signature and citations deltas carry nothing an OpenAI client can use. */
+/** `content_block_delta` payloads. */
 export type AnthropicDelta =
   | { type: 'text_delta'; text?: string }
   | { type: 'input_json_delta'; partial_json?: string }
   | { type: 'thinking_delta'; thinking?: string }
   | { type: 'signature_delta'; signature?: string }
-  | { type: 'citations_delta'; citation?: unknown };
+  | { type: 'citations_delta'; citation?: AnthropicCitation };
 
 /** One streamed event's data (its `type` repeats the SSE event name). */
 export type AnthropicStreamEvent =

@@ -11,6 +11,7 @@ import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
 import { functionOf, jsonSchemaFormat, unsupportedParam } from '../../providers/params.ts';
 import { CLAUDE_LEAVES_OUT, isClaudeThinking, reportThinkingLeftOut } from '../chat/thinking.ts';
 import { translateMessages } from './messages.ts';
+import { searchToolOf } from './web-search.ts';
 
 export interface AnthropicRequestSettings {
   /** `max_tokens` when the client sets none (the Messages API requires one). */
@@ -61,6 +62,12 @@ export function buildAnthropicRequest(call: ProviderCall, settings: AnthropicReq
   const userId = r.user ?? stringField(r.safety_identifier) ?? r.metadata?.user_id;
   if (userId) body.metadata = { user_id: userId };
   const tools = (r.tools ?? []).map((tool, i) => toolOf(tool, i, call)).filter((t) => t !== undefined);
+  // The gateway's web search extension: Anthropic's own server tool (web-search.ts).
+  const search = searchToolOf(
+    call,
+    tools.map((t) => String(t.name)),
+  );
+  if (search) tools.push(search);
   if (tools.length) {
     body.tools = tools;
     const choice = toolChoice(r);

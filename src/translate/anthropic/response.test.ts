@@ -57,7 +57,7 @@ describe('anthropicToCompletion', () => {
           { type: 'thinking', thinking: 'Let me see.', signature: 'sig' },
           { type: 'redacted_thinking', data: 'xxx' },
           { type: 'text', text: 'Yes.' },
-          { type: 'server_tool_use', id: 's', name: 'web_search', input: {} },
+          { type: 'server_tool_use', id: 's', name: 'code_execution', input: {} },
         ],
         stop_reason: 'end_turn',
         usage: { input_tokens: 1, output_tokens: 2 },

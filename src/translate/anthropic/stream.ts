@@ -6,11 +6,15 @@
  *                            among tool_use blocks only); text with initial text → content
  *   content_block_delta      text_delta → content; input_json_delta → argument fragments;
  *                            thinking_delta → `reasoning_content`; signature_delta → the
- *                            gateway's `thinking_blocks` (the signature); citations → nothing;
- *                            redacted_thinking (at its start) → `thinking_blocks`
+ *                            gateway's `thinking_blocks` (the signature); citations_delta →
+ *                            remembered for its text block; redacted_thinking (at its start) →
+ *                            `thinking_blocks`; server_tool_use (web_search) → its input
+ *                            remembered; web_search_tool_result (whole at its start) → one
+ *                            `web_search_calls` entry (web-search.ts)
+ *   content_block_stop       a text block that cited web pages → `annotations` over the block
  *   message_delta            the finish chunk (stop_reason mapped); usage updated
  *   message_stop             a usage-only chunk (choices: []); the core strips it unless asked
- *   ping, content_block_stop nothing
+ *   ping                     nothing
  *   error                    throws an UpstreamError (overloaded_error → 529, retryable)
  *
  * The `role: assistant` delta rides on the first chunk that carries something, not on a chunk of
@@ -19,6 +23,9 @@
  * error. A stream that ends without message_stop is a protocol failure.
  */
 import type { ChatCompletionChunk, FinishReason } from '../../openai-types.ts';
+import { urlCitation } from '../chat/web-search.ts';
+import { citedPages, searchCallOf } from './web-search.ts';
+import type { AnthropicCitation } from './native.ts';
 import type { ProviderCall, StreamTranslator } from '../../plugin-api.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
 import { ChunkBuilder, type ChunkDelta } from '../../protocol/chunks.ts';
@@ -36,6 +43,19 @@ export function createAnthropicStreamTranslator(call: ProviderCall): StreamTrans
   const toolIndex = new Map<number, number>();
   let finished = false;
   let stopped = false;
+  /** The content streamed so far, in UTF-16 units: where a text block's citation starts. */
+  let written = 0;
+  /** Open text blocks (by block index): where each began and the citations it carries. */
+  const texts = new Map<number, { start: number; citations: AnthropicCitation[] }>();
+  /** Server tool calls (by their id): the name and the input as it streams. */
+  const serverCalls = new Map<string, { name?: string; input: string }>();
+  /** Block index → server tool call id. */
+  const serverIndex = new Map<number, string>();
+
+  const text = (value: string): ChatCompletionChunk => {
+    written += value.length;
+    return chunk({ content: value });
+  };
 
   const chunk = (delta: ChunkDelta, finish: FinishReason | null = null): ChatCompletionChunk => chunks.delta(delta, finish);
 
@@ -47,7 +67,22 @@ export function createAnthropicStreamTranslator(call: ProviderCall): StreamTrans
       const start = { index, id: block.id, type: 'function' as const, function: { name: block.name, arguments: '' } };
       return chunk(chunks.started() ? { tool_calls: [start] } : { content: null, tool_calls: [start] });
     }
-    if (block?.type === 'text' && block.text) return chunk({ content: block.text });
+    if (block?.type === 'text') {
+      texts.set(data.index, { start: written, citations: [...(block.citations ?? [])] });
+      return block.text ? text(block.text) : undefined;
+    }
+    if (block?.type === 'server_tool_use') {
+      const id = block.id ?? String(data.index);
+      serverIndex.set(data.index, id);
+      const input = block.input && typeof block.input === 'object' && Object.keys(block.input).length ? JSON.stringify(block.input) : '';
+      serverCalls.set(id, { name: block.name, input });
+      return undefined;
+    }
+    if (block?.type === 'web_search_tool_result') {
+      const use = serverCalls.get(block.tool_use_id ?? '');
+      const search = use && searchCallOf({ type: 'server_tool_use', id: block.tool_use_id, name: use.name, input: parsed(use.input) }, block);
+      return search ? chunk({ web_search_calls: [search] }) : undefined;
+    }
     if (block?.type === 'redacted_thinking' && block.data) return chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: block.data }] });
     return undefined; // text starts empty; thinking, server tools: nothing yet
   };
@@ -56,9 +91,11 @@ export function createAnthropicStreamTranslator(call: ProviderCall): StreamTrans
     const delta = data.delta;
     switch (delta?.type) {
       case 'text_delta':
-        return delta.text ? chunk({ content: delta.text }) : undefined;
+        return delta.text ? text(delta.text) : undefined;
       case 'input_json_delta': {
-        // Only for function tools (server tools stream their input too); the first fragment is often empty.
+        // A server tool's input is kept for its result; the first fragment is often empty.
+        const server = serverCalls.get(serverIndex.get(data.index) ?? '');
+        if (server) server.input += delta.partial_json ?? '';
         const index = toolIndex.get(data.index);
         if (index === undefined || !delta.partial_json) return undefined;
         return chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] });
@@ -67,9 +104,21 @@ export function createAnthropicStreamTranslator(call: ProviderCall): StreamTrans
         return delta.thinking ? chunk({ reasoning_content: delta.thinking }) : undefined;
       case 'signature_delta':
         return delta.signature ? chunk({ thinking_blocks: [{ type: 'thinking', thinking: '', signature: delta.signature }] }) : undefined;
+      case 'citations_delta':
+        if (delta.citation) texts.get(data.index)?.citations.push(delta.citation);
+        return undefined;
       default:
-        return undefined; // citations_delta: nothing an OpenAI client can use
+        return undefined;
     }
+  };
+
+  /** A text block's end: its web citations, over the whole block. */
+  const blockStop = (index: number): ChatCompletionChunk | undefined => {
+    const block = texts.get(index);
+    texts.delete(index);
+    const pages = citedPages(block?.citations);
+    if (!block || !pages.length) return undefined;
+    return chunk({ annotations: pages.map((p) => urlCitation(block.start, written, p.url, p.title)) });
   };
 
   return {
@@ -88,6 +137,8 @@ export function createAnthropicStreamTranslator(call: ProviderCall): StreamTrans
           return blockStart(data);
         case 'content_block_delta':
           return blockDelta(data);
+        case 'content_block_stop':
+          return blockStop(data.index);
         case 'message_delta':
           // Newer API versions repeat the (cumulative) input and cache counts here.
           Object.assign(usage, data.usage);
@@ -100,7 +151,7 @@ export function createAnthropicStreamTranslator(call: ProviderCall): StreamTrans
         case 'error':
           throw UpstreamError.http(call.provider, statusOf(data.error?.type), failureOf(data));
         default:
-          return undefined; // ping, content_block_stop, event types added later
+          return undefined; // ping, event types added later
       }
     },
     end() {
@@ -108,4 +159,13 @@ export function createAnthropicStreamTranslator(call: ProviderCall): StreamTrans
       return undefined;
     },
   };
+}
+
+/** A server tool's streamed input, as the object it spells (an empty one when it is not JSON). */
+function parsed(input: string): unknown {
+  try {
+    return JSON.parse(input || '{}');
+  } catch {
+    return {};
+  }
 }

@@ -23,6 +23,7 @@ import type { ChatCompletionRequest, FunctionTool } from '../../openai-types.ts'
 import type { ProviderCall, ProviderCapabilities } from '../../plugin-api.ts';
 import type { HttpRequestSpec } from '../../providers/http-provider.ts';
 import { functionOf, jsonSchemaFormat, unsupportedParam } from '../../providers/params.ts';
+import { reportWebSearchLeftOut } from '../chat/web-search.ts';
 import { CLAUDE_LEAVES_OUT, isClaudeThinking, reportThinkingLeftOut } from '../chat/thinking.ts';
 import { CACHE_POINT, translateMessages, type TranslatedMessages } from './messages.ts';
 
@@ -68,6 +69,7 @@ export function buildConverseBody(call: ProviderCall, settings: ConverseRequestS
   const r = call.request;
   checkParams(call);
   reportThinkingLeftOut(call, isClaudeThinking, CLAUDE_LEAVES_OUT);
+  reportWebSearchLeftOut(call, "Bedrock's Converse API runs no web search of its own");
   const translated = translateMessages(call);
   const body: Record<string, unknown> = { messages: translated.messages };
   if (translated.system.length) body.system = translated.system;

@@ -4,6 +4,8 @@
  * some in every release (`turnToken`, `avgLogprobs`, Vertex's `createTime`, ...).
  */
 
+import type { GroundingMetadata } from './grounding.ts';
+
 /** One part of a turn. Only one data field is set per part. */
 export interface GeminiPart {
   text?: string;
@@ -41,6 +43,8 @@ export interface GeminiCandidate {
   /** Missing on Vertex and when there is one candidate. */
   index?: number;
   logprobsResult?: LogprobsResult;
+  /** What Google Search grounding found and which text it supports (grounding.ts). */
+  groundingMetadata?: GroundingMetadata;
   [extra: string]: unknown;
 }
 

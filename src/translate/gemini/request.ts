@@ -12,6 +12,7 @@
  *   logprobs, top_logprobs          responseLogprobs, logprobs (the number of alternatives)
  *   reasoning_effort                thinkingConfig: thinkingLevel on Gemini 3+, else a thinkingBudget
  *   tools, tool_choice              tools[].functionDeclarations, toolConfig.functionCallingConfig
+ *   web_search (the gateway's)      a `googleSearch` tool (grounding.ts)
  *   google.thinking_config,         Google's OpenAI-endpoint extension block (top level or under
  *   google.cached_content           `extra_body`), for clients written against it
  *
@@ -26,6 +27,7 @@ import { functionOf, unsupportedParam } from '../../providers/params.ts';
 import { geminiSignatureOf, reportCacheMarkersLeftOut, reportThinkingLeftOut } from '../chat/thinking.ts';
 import { translateMessages } from './contents.ts';
 import { generationOf } from './model.ts';
+import { googleSearchOf } from './grounding.ts';
 
 export interface GeminiRequestSettings {
   /** `safetySettings` sent with every request (the provider's `safetySettings` option). */
@@ -58,8 +60,9 @@ export function buildGeminiRequest(call: ProviderCall, settings: GeminiRequestSe
   const body: Record<string, unknown> = { contents };
   if (systemInstruction) body.systemInstruction = systemInstruction;
   const declarations = (call.request.tools ?? []).map((tool, i) => declarationOf(tool, i, call)).filter((d) => d !== undefined);
+  const search = googleSearchOf(call, declarations.length > 0);
+  if (declarations.length || search) body.tools = [...(declarations.length ? [{ functionDeclarations: declarations }] : []), ...(search ? [search] : [])];
   if (declarations.length) {
-    body.tools = [{ functionDeclarations: declarations }];
     const config = functionCallingConfig(call);
     if (config) body.toolConfig = { functionCallingConfig: config };
   }

@@ -17,6 +17,8 @@
  *   length, safety/recitation/blocklist/PII/language → content_filter, anything else → stop.
  *   A prompt blocked before generation (`promptFeedback.blockReason`, no candidates) is one empty
  *   choice with finish_reason content_filter.
+ * - groundingMetadata (Google Search grounding) → the gateway's `web_search_calls` and
+ *   `annotations` (grounding.ts), and its queries as `usage.server_tool_use.web_search_requests`.
  * - usageMetadata → usage: thinking tokens count as completion tokens and are itemised as
  *   `reasoning_tokens`; cached content tokens as `cached_tokens`; tool-use prompt tokens as prompt.
  * - logprobsResult → `logprobs.content` (chosen tokens with their top alternatives).
@@ -27,6 +29,7 @@ import { tagGeminiSignature } from '../chat/thinking.ts';
 import type { ProviderCall } from '../../plugin-api.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
 import { readGoogleError } from './errors.ts';
+import { groundingOf } from './grounding.ts';
 import type { GeminiCandidate, GeminiPart, GeminiResponse, GeminiUsage, GoogleStatus, LogprobsCandidate, LogprobsResult } from './native.ts';
 
 const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'LANGUAGE', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION']);
@@ -139,9 +142,23 @@ export function errorInBody(body: unknown, call: ProviderCall): UpstreamError | 
   return UpstreamError.http(call.provider, status, readGoogleError(status, body));
 }
 
-function choiceOf(c: GeminiCandidate, i: number, nextCallId: () => string): ChatCompletion['choices'][number] {
+/** Ids for the searches of one request's choice: Gemini names none. */
+export function searchIds(call: ProviderCall, choice: number): (n: number) => string {
+  return (n) => `ws_${call.requestId}_${choice}_${n}`;
+}
+
+/** Adds the searches a request's grounding ran to its usage (what Google bills grounding by). */
+export function withSearches(usage: Usage, searches: number): Usage {
+  if (searches > 0) usage.server_tool_use = { web_search_requests: searches };
+  return usage;
+}
+
+function choiceOf(c: GeminiCandidate, i: number, nextCallId: () => string, call: ProviderCall): ChatCompletion['choices'][number] {
   const { text, reasoning, toolCalls, thinking } = contentOf(c.content?.parts, nextCallId);
   const message: ChatCompletion['choices'][number]['message'] = { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null };
+  const grounding = groundingOf(c.groundingMetadata, text, searchIds(call, c.index ?? i));
+  if (grounding?.searches.length) message.web_search_calls = grounding.searches;
+  if (grounding?.annotations.length) message.annotations = grounding.annotations;
   if (toolCalls.length) message.tool_calls = toolCalls;
   if (reasoning) message.reasoning_content = reasoning;
   if (thinking.length) message.thinking_blocks = thinking;
@@ -156,7 +173,7 @@ export function geminiToCompletion(body: unknown, call: ProviderCall): ChatCompl
     throw new SyntaxError('the answer has neither candidates nor promptFeedback');
   }
   const nextCallId = callIds(call);
-  const choices = (r.candidates ?? []).map((c, i) => choiceOf(c, i, nextCallId)).sort((a, b) => a.index - b.index);
+  const choices = (r.candidates ?? []).map((c, i) => choiceOf(c, i, nextCallId, call)).sort((a, b) => a.index - b.index);
   if (!choices.length) {
     // Nothing generated: a blocked prompt (the usual case) is a filtered, empty answer.
     const finish: FinishReason = r.promptFeedback?.blockReason ? 'content_filter' : 'stop';
@@ -168,6 +185,9 @@ export function geminiToCompletion(body: unknown, call: ProviderCall): ChatCompl
     created: createdOf(r.createTime) ?? Math.floor(Date.now() / 1000),
     model: r.modelVersion || call.model,
     choices,
-    usage: usageOf(r.usageMetadata),
+    usage: withSearches(
+      usageOf(r.usageMetadata),
+      choices.reduce((n, c) => n + (c.message.web_search_calls?.filter((s) => s.query !== undefined).length ?? 0), 0),
+    ),
   };
 }

@@ -8,6 +8,8 @@
  *                       reasoning streamed before it (see contentOf)
  *   functionCall parts  arrive whole: one complete tool-call delta each (id, name, all the
  *                       arguments), numbered per choice
+ *   groundingMetadata   the latest kept; with the finish chunk, `web_search_calls` and
+ *                       `annotations` over the candidate's whole text (grounding.ts)
  *   finishReason        only on a candidate's last event: its finish chunk
  *   usageMetadata       cumulative and sometimes partial (Vertex sends counts only at the end, and
  *                       the prompt count may change mid-stream): merged field by field, reported
@@ -24,13 +26,17 @@ import type { ProviderCall, StreamTranslator } from '../../plugin-api.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
 import { ChunkBuilder, type ChunkDelta } from '../../protocol/chunks.ts';
 import type { SseJsonEvent } from '../../providers/http-body.ts';
-import { callIds, contentOf, createdOf, errorInBody, finishReason, logprobsOf, usageOf } from './response.ts';
+import { callIds, contentOf, createdOf, errorInBody, finishReason, logprobsOf, searchIds, usageOf, withSearches } from './response.ts';
+import { type GroundingMetadata, groundingOf } from './grounding.ts';
 import type { GeminiCandidate, GeminiResponse, GeminiUsage } from './native.ts';
 
 interface ChoiceState {
   /** Tool calls sent so far: the next one's `index`. */
   tools: number;
   finished: boolean;
+  /** The text so far: what grounding offsets count in. */
+  text: string;
+  grounding?: GroundingMetadata;
 }
 
 export function createGeminiStreamTranslator(call: ProviderCall): StreamTranslator {
@@ -39,11 +45,12 @@ export function createGeminiStreamTranslator(call: ProviderCall): StreamTranslat
   const usage: GeminiUsage = {};
   const nextCallId = callIds(call);
   const choices = new Map<number, ChoiceState>();
+  let searches = 0;
 
   const stateOf = (index: number): ChoiceState => {
     let state = choices.get(index);
     if (!state) {
-      state = { tools: 0, finished: false };
+      state = { tools: 0, finished: false, text: '' };
       choices.set(index, state);
     }
     return state;
@@ -65,8 +72,17 @@ export function createGeminiStreamTranslator(call: ProviderCall): StreamTranslat
     const logprobs = logprobsOf(c.logprobsResult);
     if (text || logprobs) out.push(chunk(index, { content: text }, null, logprobs));
     if (toolCalls.length) out.push(chunk(index, { tool_calls: toolCalls.map((tc) => ({ index: state.tools++, ...tc })) }));
+    state.text += text;
+    if (c.groundingMetadata) state.grounding = c.groundingMetadata;
     const finish = finishReason(c.finishReason, state.tools > 0);
-    if (finish && !state.finished) out.push(chunk(index, {}, finish));
+    if (finish && !state.finished) {
+      const grounding = groundingOf(state.grounding, state.text, searchIds(call, index));
+      if (grounding) {
+        searches += grounding.searches.filter((s) => s.query !== undefined).length;
+        out.push(chunk(index, grounding.annotations.length ? { web_search_calls: grounding.searches, annotations: grounding.annotations } : { web_search_calls: grounding.searches }));
+      }
+      out.push(chunk(index, {}, finish));
+    }
     return out;
   };
 
@@ -96,7 +112,7 @@ export function createGeminiStreamTranslator(call: ProviderCall): StreamTranslat
       if (!states.length || states.some((s) => !s.finished)) {
         throw UpstreamError.protocol(call.provider, 'the stream ended before a finishReason');
       }
-      return chunks.usage(usageOf(usage));
+      return chunks.usage(withSearches(usageOf(usage), searches));
     },
   };
 }

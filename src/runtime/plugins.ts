@@ -78,7 +78,10 @@ export async function loadPlugins(parsed: ParsedConfig, ctx: LoadContext): Promi
         source.error(f.path, f.message, { key: f.key });
       }
     }
-    for (const key of plugin.secretOptions ?? []) if (typeof opts[key] === 'string') secrets.push(opts[key] as string);
+    for (const key of plugin.secretOptions ?? []) {
+      const value = optionAt(opts, key);
+      if (typeof value === 'string') secrets.push(value);
+    }
   });
   pipeline.forEach((ref, i) => {
     const plugin = stages[i];
@@ -90,6 +93,14 @@ export async function loadPlugins(parsed: ParsedConfig, ctx: LoadContext): Promi
     }
   });
   return { providers, stages, secrets };
+}
+
+/** A `secretOptions` entry's value: a top-level option, or a dotted path into one (`auth.clientSecret`). */
+function optionAt(options: Record<string, unknown>, name: string): unknown {
+  if (Object.hasOwn(options, name)) return options[name];
+  let at: unknown = options;
+  for (const part of name.split('.')) at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[part] : undefined;
+  return at;
 }
 
 function valueAt(root: unknown, path: readonly PathSegment[]): unknown {

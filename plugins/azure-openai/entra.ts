@@ -66,7 +66,10 @@ type IdentityLibrary = typeof import('@azure/identity');
 export function makeCredential(library: IdentityLibrary, auth: EntraAuth, configDir: string): TokenCredential {
   const source = entraSourceOf(auth);
   // A named authority is taken as given: instance discovery would ask the public cloud about it.
-  const authority = auth.authorityHost ? { authorityHost: auth.authorityHost, disableInstanceDiscovery: true } : {};
+  // No retries inside the library: refreshingCredential decides when to try again, and a request
+  // waiting on an expired token gets its 503 at once rather than after the library's backoff.
+  const common = { retryOptions: { maxRetries: 0 } };
+  const authority = auth.authorityHost ? { ...common, authorityHost: auth.authorityHost, disableInstanceDiscovery: true } : common;
   const file = (name: string) => path.resolve(configDir, name);
   switch (source) {
     case 'azure:client-secret':
@@ -76,6 +79,7 @@ export function makeCredential(library: IdentityLibrary, auth: EntraAuth, config
     case 'azure:workload-identity':
       return new library.WorkloadIdentityCredential({ ...authority, tenantId: auth.tenantId, clientId: auth.clientId, tokenFilePath: file(auth.federatedTokenFile!) });
     case 'azure:managed-identity':
+      // The library's own IMDS retries stay: IMDS answers 410 for a while after a host update.
       return new library.ManagedIdentityCredential({ clientId: auth.managedIdentityClientId! });
     case 'azure:default-chain':
       return new library.DefaultAzureCredential({

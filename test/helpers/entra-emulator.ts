@@ -171,6 +171,8 @@ export async function startEntraEmulator(options: { federationKeys?: Record<stri
     }
     if (state.failing) {
       record(kind, 503, alg);
+      // Entra says when to come back; MSAL holds identical requests until then (60 s without it).
+      res.setHeader('retry-after', '1');
       return json(res, 503, { error: 'temporarily_unavailable', error_description: 'AADSTS90033: A transient error has occurred. Please try again.' });
     }
     record(kind, 200, alg);

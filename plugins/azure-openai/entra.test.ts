@@ -1,6 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { entraSourceOf } from './entra.ts';
-import { prepareAzure } from './index.ts';
+import YAML from 'yaml';
+import { codeBlocks } from '../../scripts/check-docs.mjs';
+import { entraSourceOf, type EntraAuth } from './entra.ts';
+import azure, { prepareAzure } from './index.ts';
 
 describe('which Entra credential auth picks', () => {
   it('the fields present pick the credential; none of them, the default chain', () => {
@@ -34,5 +38,23 @@ describe('prepareAzure', () => {
     const prepared = await prepareAzure({ endpoint: 'https://x.openai.azure.com', auth: { type: 'entra', tenantId: 't', clientId: 'c', clientSecret: 's' } }, env);
     expect(prepared.key).toBeUndefined();
     expect(prepared.token?.status()).toEqual({ source: 'azure:client-secret', refreshes: 0, failures: 0, expiresAt: undefined, obtainedAt: undefined, lastError: undefined });
+  });
+});
+
+describe("the README's Entra examples", () => {
+  it('each passes the options schema and picks the credential its comment names', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const blocks = codeBlocks(readme).filter((b: { lang: string; text: string }) => b.lang === 'yaml' && b.text.includes('aoai-aks'));
+    expect(blocks).toHaveLength(1);
+    const providers = YAML.parse(blocks[0].text).providers as Record<string, { plugin: string; auth: EntraAuth }>;
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(azure.optionsSchema);
+    for (const [name, { plugin: _plugin, ...options }] of Object.entries(providers)) expect(validate(options), `${name}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    expect(Object.fromEntries(Object.entries(providers).map(([name, p]) => [name, entraSourceOf(p.auth)]))).toEqual({
+      'aoai-aks': 'azure:workload-identity',
+      'aoai-chain': 'azure:default-chain',
+      'aoai-mi': 'azure:managed-identity',
+      'aoai-sp': 'azure:client-secret',
+      'aoai-cert': 'azure:client-certificate',
+    });
   });
 });

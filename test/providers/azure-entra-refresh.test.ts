@@ -91,7 +91,7 @@ describe('Entra tokens that expire under load', () => {
       served++;
       await sleep(150);
     }
-    expect(served).toBeGreaterThan(5);
+    expect(served).toBeGreaterThanOrEqual(3);
     const during = (await readyz()).providers.outage.identity;
     expect(during.failures).toBeGreaterThanOrEqual(1);
     expect(during.lastError).toMatch(/temporarily_unavailable|AADSTS90033/);

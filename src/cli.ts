@@ -15,6 +15,7 @@ import { Gateway } from './gateway.ts';
 import { ConfigError, formatIssue } from './config/issues.ts';
 import { parseConfigFile } from './config/load.ts';
 import { buildRuntime } from './runtime/build.ts';
+import { checkIdentities, type IdentityCheck } from './runtime/identity-check.ts';
 import { createLogger } from './logger.ts';
 import { startupBanner } from './startup-banner.ts';
 import { ClusterWorker } from './cluster/worker.ts';
@@ -136,19 +137,33 @@ async function usage(values: { url?: string; 'admin-key'?: string; days?: string
   }
 }
 
-/** `strict`: a provider left unavailable (an unset variable) fails the check, to gate a deploy. */
+/**
+ * `strict`: a provider left unavailable (an unset variable) fails the check, to gate a deploy,
+ * and every provider's credentials are resolved once: which source each used, or why none worked.
+ */
 async function validate(file: string, strict: boolean): Promise<number> {
   try {
     const parsed = await parseConfigFile(file);
     const runtime = await buildRuntime(parsed, { generation: 0, log: createLogger({ level: 'silent', format: 'json' }) });
     for (const w of runtime.warnings) process.stderr.write(`${formatIssue(w)}\n`);
-    await runtime.close();
+    let identities: IdentityCheck[] = [];
+    try {
+      if (strict) identities = await checkIdentities(runtime.providers.values(), runtime.redact);
+    } finally {
+      await runtime.close();
+    }
+    const credentials = identities.map((c) => `  provider ${c.provider}: ${c.said}\n`).join('');
     const unavailable = [...runtime.providers].filter(([, handle]) => handle.unavailable).map(([name]) => name);
     if (strict && unavailable.length > 0) {
-      process.stderr.write(`${runtime.file}: --strict: ${unavailable.length === 1 ? 'provider' : 'providers'} ${unavailable.join(', ')} would be unavailable (see the warnings above)\n`);
+      process.stderr.write(`${credentials}${runtime.file}: --strict: ${unavailable.length === 1 ? 'provider' : 'providers'} ${unavailable.join(', ')} would be unavailable (see the warnings above)\n`);
       return 1;
     }
-    process.stdout.write(`${runtime.file}: OK (${runtime.models.size} models, ${runtime.providers.size} providers, ${runtime.stages.length} stages)\n`);
+    const failed = identities.filter((c) => !c.ok).map((c) => c.provider);
+    if (failed.length > 0) {
+      process.stderr.write(`${credentials}${runtime.file}: --strict: no credentials for ${failed.length === 1 ? 'provider' : 'providers'} ${failed.join(', ')}\n`);
+      return 1;
+    }
+    process.stdout.write(`${runtime.file}: OK (${runtime.models.size} models, ${runtime.providers.size} providers, ${runtime.stages.length} stages)\n${credentials}`);
     return 0;
   } catch (err) {
     return reportFailure(err, file);

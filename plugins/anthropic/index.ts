@@ -44,6 +44,8 @@ export default defineHttpProvider<AnthropicOptions>({
   },
   secretOptions: ['apiKey'],
   capabilities: { ...ANTHROPIC_CAPABILITIES, nativeProtocols: ['anthropic-messages', 'anthropic-count-tokens'], extraParams: ['top_k', 'thinking', 'web_search'] },
+  // Its key comes from gateway.yaml (often `${ANTHROPIC_API_KEY}`): for /readyz, metrics and validate --strict.
+  identity: () => ({ source: 'api-key', refreshes: 0, failures: 0 }),
   endpoint(options) {
     const headers: Record<string, string> = { ...options.headers, 'x-api-key': options.apiKey, 'anthropic-version': options.version ?? '2023-06-01' };
     if (options.beta) headers['anthropic-beta'] = options.beta;

@@ -17,9 +17,13 @@
  * Responses API takes the deployment in the body's `model` in both URL forms, at
  * `/openai/v1/responses` (v1) or `/openai/responses?api-version=...` (deployments, with
  * `responsesApiVersion`, a preview version: the GA chat versions have no Responses API).
+ *
+ * Auth: an API key (`apiKey`, or `auth: { type: api-key, key }`) in the `api-key` header, or an
+ * Entra ID token (`auth: { type: entra, ... }`, ./entra.ts) as `Authorization: Bearer`.
  */
-import { defineHttpProvider, type ChatCompletionChunk, type StreamTranslator, type UpstreamFailure } from 'switchyard-gateway';
-import { createResponsesStreamTranslator, openAiStyleFailure, responsesToCompletion } from 'switchyard-gateway/kit';
+import { defineHttpProvider, type ChatCompletionChunk, type IdentityStatus, type ProviderEnv, type StreamTranslator, type UpstreamFailure } from 'switchyard-gateway';
+import { createResponsesStreamTranslator, openAiStyleFailure, responsesToCompletion, type RefreshingCredential } from 'switchyard-gateway/kit';
+import { DEFAULT_SCOPE, entraSourceOf, entraToken, type EntraAuth } from './entra.ts';
 import { buildChatBody, buildResponsesBody, createStreamTranslator as openAiStream, RESPONSES, toCompletion } from '../openai/index.ts';
 import { azureEmbeddingsPath } from './embeddings.ts';
 import { buildEmbeddingsBody, toEmbeddings } from '../openai/embeddings.ts';
@@ -27,7 +31,9 @@ import { buildEmbeddingsBody, toEmbeddings } from '../openai/embeddings.ts';
 export interface AzureOptions {
   /** https://{resource}.openai.azure.com */
   endpoint: string;
-  apiKey: string;
+  /** Sent in the `api-key` header; or give `auth`. */
+  apiKey?: string;
+  auth?: EntraAuth | ApiKeyAuth;
   /** The `api-version` of the deployments URLs (default a current GA version). */
   apiVersion?: string;
   mode?: 'deployments' | 'v1';
@@ -37,6 +43,55 @@ export interface AzureOptions {
   /** The `api-version` of the Responses URL in `deployments` mode (default a preview that has it). */
   responsesApiVersion?: string;
 }
+
+export interface ApiKeyAuth {
+  type: 'api-key';
+  key: string;
+}
+
+/** The options once prepared: the key to send, or the Entra token kept fresh. */
+export interface PreparedAzure extends AzureOptions {
+  key?: string;
+  token?: RefreshingCredential<string>;
+}
+
+const API_KEY_IDENTITY: IdentityStatus = Object.freeze({ source: 'api-key', refreshes: 0, failures: 0 });
+
+/** Resolves the auth once per config generation; throws (a config error) for auth that is wrong. */
+export async function prepareAzure(options: AzureOptions, env: Pick<ProviderEnv, 'name' | 'configDir'>): Promise<PreparedAzure> {
+  const { apiKey, auth } = options;
+  if (apiKey !== undefined && auth !== undefined) throw new Error('give apiKey or auth, not both');
+  if (auth?.type === 'entra') {
+    entraSourceOf(auth);
+    return { ...options, token: await entraToken(env.name, auth, env.configDir) };
+  }
+  const key = auth?.type === 'api-key' ? auth.key : apiKey;
+  if (!key) throw new Error('no credentials: set apiKey, or auth (type entra or api-key)');
+  return { ...options, key };
+}
+
+const NON_EMPTY = { type: 'string', minLength: 1 } as const;
+const AUTH_SCHEMA = {
+  oneOf: [
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type'],
+      properties: {
+        type: { const: 'entra' },
+        tenantId: NON_EMPTY,
+        clientId: NON_EMPTY,
+        clientSecret: NON_EMPTY,
+        certificateFile: NON_EMPTY,
+        managedIdentityClientId: NON_EMPTY,
+        federatedTokenFile: NON_EMPTY,
+        authorityHost: { type: 'string', pattern: '^https://' },
+        scope: { ...NON_EMPTY, default: DEFAULT_SCOPE },
+      },
+    },
+    { type: 'object', additionalProperties: false, required: ['type', 'key'], properties: { type: { const: 'api-key' }, key: NON_EMPTY } },
+  ],
+} as const;
 
 export const DEFAULT_API_VERSION = '2024-10-21';
 export const DEFAULT_RESPONSES_API_VERSION = '2025-04-01-preview';
@@ -114,16 +169,17 @@ function filteredCategories(result: unknown): string[] {
   return out;
 }
 
-export default defineHttpProvider<AzureOptions>({
+export default defineHttpProvider<AzureOptions, PreparedAzure>({
   id: 'azure-openai',
   description: 'Azure OpenAI (deployment and v1 URLs)',
   optionsSchema: {
     type: 'object',
     additionalProperties: false,
-    required: ['endpoint', 'apiKey'],
+    required: ['endpoint'],
     properties: {
       endpoint: { type: 'string', pattern: '^https?://' },
       apiKey: { type: 'string', minLength: 1 },
+      auth: AUTH_SCHEMA,
       apiVersion: { type: 'string', default: DEFAULT_API_VERSION },
       mode: { enum: ['deployments', 'v1'], default: 'deployments' },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
@@ -131,10 +187,20 @@ export default defineHttpProvider<AzureOptions>({
       responsesApiVersion: { type: 'string', default: DEFAULT_RESPONSES_API_VERSION },
     },
   },
-  secretOptions: ['apiKey'],
+  secretOptions: ['apiKey', 'auth.key', 'auth.clientSecret'],
   capabilities: { streaming: true, tools: true, images: true, responseFormat: true, nativeProtocols: [RESPONSES], extraParams: 'all' },
+  prepare: prepareAzure,
   nativeProtocols: (options) => (options.nativeResponses === false ? [] : [RESPONSES]),
-  endpoint: (options) => ({ baseUrl: options.endpoint.replace(/\/+$/, ''), headers: { ...options.headers, 'api-key': options.apiKey } }),
+  endpoint: (options) => ({ baseUrl: options.endpoint.replace(/\/+$/, ''), headers: options.key ? { ...options.headers, 'api-key': options.key } : { ...options.headers } }),
+  async signRequest(_request, options): Promise<Record<string, string>> {
+    return options.token ? { authorization: `Bearer ${await options.token.get()}` } : {};
+  },
+  identity: (options) => options.token?.status() ?? API_KEY_IDENTITY,
+  async checkIdentity(options) {
+    if (!options.token) return API_KEY_IDENTITY;
+    await options.token.get();
+    return options.token.status();
+  },
   buildRequest: (call, options) =>
     call.native?.protocol === RESPONSES ? { path: azureResponsesPath(options), body: buildResponsesBody(call) } : { path: azurePath(options, call.model), body: buildChatBody(call) },
   toCompletion: (body, call) => (call.native?.protocol === RESPONSES ? responsesToCompletion(body, call) : toCompletion(body)),

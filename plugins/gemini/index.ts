@@ -56,6 +56,8 @@ export default defineHttpProvider<GeminiOptions>({
   secretOptions: ['apiKey'],
   // A client that spoke the Gemini API (src/ingress/gemini) is passed through: see buildRequest.
   capabilities: { ...GEMINI_CAPABILITIES, nativeProtocols: ['gemini-generate-content'], extraParams: ['top_k', 'google', 'extra_body', 'web_search'] },
+  // Its key comes from gateway.yaml (often `${GEMINI_API_KEY}`): for /readyz, metrics and validate --strict.
+  identity: () => ({ source: 'api-key', refreshes: 0, failures: 0 }),
   endpoint: (options) => ({ baseUrl: options.baseUrl ?? DEFAULT_BASE_URL, headers: { ...options.headers, 'x-goog-api-key': options.apiKey } }),
   buildRequest(call, options) {
     const method = call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';

@@ -126,6 +126,8 @@ export default defineHttpProvider<OpenAiOptions>({
   secretOptions: ['apiKey'],
   capabilities: { streaming: true, tools: true, images: true, responseFormat: true, nativeProtocols: [RESPONSES], extraParams: 'all' },
   nativeProtocols: (options) => (servesResponses(options) ? [RESPONSES] : []),
+  // An API key from gateway.yaml, or none (a local server): for /readyz, metrics and validate --strict.
+  identity: (options) => ({ source: options.apiKey ? 'api-key' : 'none', refreshes: 0, failures: 0 }),
   endpoint(options) {
     const headers: Record<string, string> = { ...options.headers };
     if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;

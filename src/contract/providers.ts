@@ -161,6 +161,13 @@ export interface ProviderInstance {
   close?(): Promise<void>;
   /** The identity it calls its upstream with, when it has one to report (a refreshed cloud token). */
   identity?(): IdentityStatus | undefined;
+  /**
+   * Resolves the credentials once now (a token fetched, not just configured) and answers where
+   * they came from: `switchyard validate --strict` calls it for every provider. Rejects when none
+   * could be had, with a message that names why and holds no secret. Absent: `identity()` is
+   * what there is to say (an API key needs no fetch).
+   */
+  checkIdentity?(): Promise<IdentityStatus>;
 }
 
 /** One embeddings attempt: the same call, with the embeddings request instead of a chat one. */

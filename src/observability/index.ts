@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/types.ts';
 import type { StateBackend } from '../governance/index.ts';
-import type { Clock, RuntimeView } from '../plugin-api.ts';
+import type { Clock } from '../plugin-api.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
-import { GatewayMetrics } from './metrics.ts';
+import { GatewayMetrics, type MetricsSource } from './metrics.ts';
 import type { GatewayTracing } from './tracing.ts';
 import { resolveTracing } from './tracing-settings.ts';
 
@@ -22,7 +22,7 @@ export interface InstrumentsDeps {
   log: Logger;
   clock: Clock;
   /** The generation serving now; undefined until the gateway has started. */
-  runtime(): (RuntimeView & { readonly config?: GatewayConfig }) | undefined;
+  runtime: MetricsSource['runtime'];
   /** The limits/budgets/spend backend, for the budget and backend-health gauges. */
   state?(): StateBackend | undefined;
 }

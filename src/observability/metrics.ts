@@ -16,6 +16,7 @@ import type { GatewayObserver } from '../pipeline/observer.ts';
 import { BufferedCounter } from './counter-buffer.ts';
 import { BUCKETS, OPERATION_CHAT, OPERATION_EMBEDDINGS } from './semconv.ts';
 import { OTHER, codeLabel, droppedFieldLabel, keyLabel, modelLabel, NONE, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
+import { registerIdentityMetrics, type ProviderHandles } from './identity-metrics.ts';
 import { registerStateGauges } from './state-gauges.ts';
 import { overheadMs } from './timing.ts';
 
@@ -48,8 +49,8 @@ function processMetrics(): Registry {
 }
 
 export interface MetricsSource {
-  /** The generation serving now (undefined until the gateway has started). */
-  runtime(): (RuntimeView & { readonly config?: GatewayConfig }) | undefined;
+  /** The generation serving now (undefined until the gateway has started); its providers report their credentials. */
+  runtime(): (RuntimeView & { readonly config?: GatewayConfig; readonly providers?: ProviderHandles }) | undefined;
   /** The limits/budgets/spend backend, read when scraped (budgets, whether it answers); none: those gauges are absent. */
   state?(): StateBackend | undefined;
   /** The clock the target breakers run on. */
@@ -230,6 +231,8 @@ export class GatewayMetrics implements GatewayObserver {
         }
       },
     });
+    // Token expiry is wall-clock time, not the breakers' clock.
+    registerIdentityMetrics(this.registry, { providers: () => source.runtime()?.providers, now: Date.now });
     if (source.state) registerStateGauges(this.registry, { config: () => source.runtime()?.config, state: source.state });
   }
 

@@ -74,6 +74,8 @@ export interface HttpProviderSpec<Options, Prepared = Options> extends Omit<Prov
   signRequest?(request: OutgoingRequest, options: Prepared): Promise<Record<string, string>>;
   /** The identity the requests are made with, for /readyz and metrics (see `refreshingCredential`). */
   identity?(options: Prepared): IdentityStatus | undefined;
+  /** Fetches the credential once and answers its status (see `ProviderInstance.checkIdentity`); rejects, without a secret, when none can be had. */
+  checkIdentity?(options: Prepared): Promise<IdentityStatus>;
   toCompletion(body: unknown, call: ProviderCall, options: Prepared): ChatCompletion;
   createStreamTranslator(call: ProviderCall, options: Prepared): StreamTranslator;
   /** Decodes a 2xx streamed body into native events. Default: SSE with JSON data, ending at `[DONE]`. */
@@ -177,6 +179,8 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
   readonly nativeProtocols?: readonly string[];
   /** Present only when the spec has a `countTokens` part. */
   readonly countTokens?: (call: ProviderCall) => Promise<number>;
+  /** Present only when the spec has `checkIdentity`. */
+  readonly checkIdentity?: () => Promise<IdentityStatus>;
 
   constructor(spec: HttpProviderSpec<Options, Prepared>, options: Prepared, env: ProviderEnv) {
     this.#spec = spec;
@@ -193,6 +197,8 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
     if (spec.nativeProtocols) this.nativeProtocols = Object.freeze([...spec.nativeProtocols(options)]);
     const counting = spec.countTokens;
     if (counting) this.countTokens = (call) => this.#countTokens(counting, call);
+    const check = spec.checkIdentity;
+    if (check) this.checkIdentity = () => check(options);
   }
 
   identity(): IdentityStatus | undefined {

@@ -177,7 +177,7 @@ describe('console in a browser', () => {
   for (const [name, viewport] of Object.entries(VIEWPORTS))
     it(`shows every column whole and no stray null in every view at ${viewport.width}×${viewport.height}`, async () => {
       await page.setViewportSize(viewport);
-      for (const view of ['overview', 'targets', 'keys', 'teams', 'requests', 'config']) {
+      for (const view of ['overview', 'targets', 'keys', 'teams', 'requests', 'providers', 'config']) {
         // Wait for this view's own answer, so what is checked is what it shows now.
         const answered = page.waitForResponse((r) => r.url().includes(`/admin/v1/console/${view}`));
         await page.click(`#tab-${view}`);

@@ -5,15 +5,15 @@
 import { api, Refused, savedKey, useKey } from './api.js';
 import { $, fill } from './dom.js';
 import { metaLine, renderOverview } from './overview.js';
-import { renderConfig, renderKeys, renderRequests, renderTargets, renderTeams, validate } from './views.js';
+import { renderConfig, renderKeys, renderProviders, renderRequests, renderTargets, renderTeams, validate } from './views.js';
 
 const POLL_MS = 2000;
-const VIEWS = ['overview', 'targets', 'keys', 'teams', 'requests', 'config'];
+const VIEWS = ['overview', 'targets', 'keys', 'teams', 'requests', 'providers', 'config'];
 
 let current = 'overview';
 let timer;
 
-const RENDER = { overview: renderOverview, targets: renderTargets, keys: renderKeys, teams: renderTeams, requests: renderRequests, config: renderConfig };
+const RENDER = { overview: renderOverview, targets: renderTargets, keys: renderKeys, teams: renderTeams, requests: renderRequests, providers: renderProviders, config: renderConfig };
 
 // ---- shell: login, tabs, polling ----
 function fail(err) {

@@ -1,4 +1,4 @@
-// The tables: Models, Keys, Teams, Requests (with one request's attempts), and Config.
+// The tables: Models, Keys, Teams, Requests (with one request's attempts), Providers, and Config.
 import { api } from './api.js';
 import { $, fill, fmt, h, issueList, labelCells, statusCell } from './dom.js';
 import { onWorkers, renderReloadSummary, showScope, workerIds } from './overview.js';
@@ -211,6 +211,38 @@ async function showRequest(id) {
       : null,
     h('div', { class: 'scroll' }, attempts),
   );
+}
+
+/** When a provider's credential expires: the time and what is left, or why there is none. */
+function expiryCell(identity) {
+  if (!identity) return h('span', { class: 'muted' }, '–');
+  if (!identity.expiresAt) return h('span', { class: 'muted' }, identity.refreshes || identity.failures ? 'none held' : 'does not expire');
+  const at = Date.parse(identity.expiresAt);
+  return [fmt.time(at), h('div', { class: at > Date.now() ? 'muted' : 'status-bad' }, at > Date.now() ? `in ${fmt.duration(at - Date.now())}` : 'expired')];
+}
+
+export async function renderProviders() {
+  const { data, worker } = await api('/admin/v1/console/providers');
+  fill($('scope'));
+  $('providers-note').textContent = worker === null ? '' : `Identities as worker ${worker} holds them: each worker fetches and refreshes its own.`;
+  const table = $('providers');
+  fill(
+    table.tBodies[0],
+    data.map((p) =>
+      h(
+        'tr',
+        { 'data-provider': p.name },
+        h('td', {}, p.name),
+        h('td', {}, p.plugin),
+        h('td', { class: 'state' }, h('span', { class: `badge ${p.state === 'ready' ? 'healthy' : 'unavailable'}` }, p.state), p.unavailable ? h('div', { class: 'muted' }, p.unavailable) : null),
+        h('td', { class: 'identity' }, p.identity ? p.identity.source : h('span', { class: 'muted' }, 'not reported')),
+        h('td', {}, expiryCell(p.identity)),
+        h('td', { class: 'num' }, p.identity ? `${p.identity.refreshes}${p.identity.failures ? ` (${p.identity.failures} failed)` : ''}` : '–'),
+        h('td', { class: 'wrap' }, p.identity?.lastError ?? '–'),
+      ),
+    ),
+  );
+  labelCells(table);
 }
 
 export async function renderConfig() {

@@ -11,6 +11,7 @@
  *   GET  /admin/v1/console/requests       the most recent requests (?limit=, default 50), newest first
  *   GET  /admin/v1/console/requests/:id   one request with its attempt log
  *   GET  /admin/v1/console/config         gateway.yaml with secrets masked, and the last reload's outcome
+ *   GET  /admin/v1/console/providers      each provider's state and identity (credential source, expiry, refreshes), as this process holds it
  *   POST /admin/v1/console/validate       a gateway.yaml (text/plain or application/yaml body): the errors a reload would report; nothing is applied
  *
  * With `server.workers` every figure covers the whole cluster: the worker that answers gathers
@@ -30,6 +31,7 @@ import { ClusterConsole } from '../../console/cluster-view.ts';
 import { maskedConfigFile, validateConfigText } from '../../console/config-view.ts';
 import { localSnapshot, type ConsoleQuery } from '../../console/snapshot.ts';
 import { keys, overview, teams, type ConsoleSource } from '../../console/views.ts';
+import { providerViews } from '../../console/providers-view.ts';
 import { GatewayError } from '../../errors.ts';
 import { StateUnavailableError, type StateBackend } from '../../governance/index.ts';
 import type { Runtime } from '../../runtime/build.ts';
@@ -61,7 +63,7 @@ export const consoleRoutes: RouteModule = {
   surface: [
     { pattern: /^\/console\/?$/, method: 'GET' },
     { pattern: /^\/console\/assets\/[^/]+$/, method: 'GET' },
-    { pattern: /^\/admin\/v1\/console\/(overview|targets|keys|teams|requests|config)\/?$/, method: 'GET' },
+    { pattern: /^\/admin\/v1\/console\/(overview|targets|keys|teams|requests|config|providers)\/?$/, method: 'GET' },
     { pattern: /^\/admin\/v1\/console\/requests\/[^/]+$/, method: 'GET' },
     { pattern: /^\/admin\/v1\/console\/validate\/?$/, method: 'POST' },
   ],
@@ -139,6 +141,10 @@ export const consoleRoutes: RouteModule = {
         const [{ file, text }, view] = await Promise.all([maskedConfigFile(runtime), gather({ recent: 0 })]);
         return { file, generation: runtime.generation, text, last_reload: view.lastReload(), scope: view.scope() };
       }),
+    );
+    app.get(
+      '/admin/v1/console/providers',
+      admin(deps, async (runtime) => ({ object: 'list', data: providerViews(runtime), worker: (deps.readiness?.().worker as { id: number } | undefined)?.id ?? null })),
     );
     // A scope of its own: only here is a text body accepted (chat endpoints take JSON only).
     app.register(function validateScope(scope: FastifyInstance, _options: unknown, done: (err?: Error) => void) {

@@ -1,0 +1,25 @@
+/**
+ * Whether a Redis server keeps its data across a restart. Without AOF or RDB snapshots a restart
+ * empties it: every budget, window and lease is gone (rebuilt from the request ledger when one is
+ * kept, lost otherwise). Checked at startup and by `switchyard validate --strict`.
+ */
+
+/** The one command used: CONFIG GET (a managed Redis may refuse it; then nothing is known). */
+export interface ConfigReader {
+  config(op: 'GET', name: string): Promise<unknown>;
+}
+
+export const PERSISTENCE_ADVICE =
+  'redis does not persist its data (appendonly no, save ""): a restart empties every budget, window and lease. Run it with appendonly yes and appendfsync everysec (see README, Running in production)';
+
+/** The warning to give, or undefined when Redis persists or cannot tell (CONFIG refused). */
+export async function persistenceWarning(redis: ConfigReader): Promise<string | undefined> {
+  try {
+    const [aof, save] = await Promise.all([redis.config('GET', 'appendonly'), redis.config('GET', 'save')]);
+    const value = (reply: unknown): string | undefined => (Array.isArray(reply) ? String(reply[1] ?? '') : undefined);
+    if (value(aof) === 'no' && value(save)?.trim() === '') return PERSISTENCE_ADVICE;
+  } catch {
+    // CONFIG is often renamed or disabled on managed services, which persist on their own terms.
+  }
+  return undefined;
+}

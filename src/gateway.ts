@@ -28,6 +28,7 @@ import { systemClock } from './runtime/clock.ts';
 import { RecentActivity } from './console/activity.ts';
 import type { ConsoleSource } from './console/views.ts';
 import { openStateBackend, type SpendSource, type StateBackend } from './governance/index.ts';
+import { registerStateMetrics } from './governance/metrics.ts';
 import { openLedger, registerLedgerMetrics, type RequestLedger } from './ledger/index.ts';
 import { openResponseStore, type ResponseStore } from './responses-store/index.ts';
 import type { GatewayConfig } from './config/types.ts';
@@ -199,6 +200,7 @@ export class Gateway {
     try {
       state = parsed.config ? await (options.openState ?? openState)(parsed.config.state, parsed.configDir, log, options.clock, ledger) : undefined;
       responses = parsed.config ? await openResponses(parsed.config.state, parsed.configDir, log) : undefined;
+      if (state && instruments.metrics) registerStateMetrics(instruments.metrics.registry, state);
       runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer, state });
     } catch (err) {
       await responses?.close();

@@ -139,9 +139,9 @@ export class SentinelWatch {
           );
         return;
       }
-      this.counts.rebuilds++;
       const totals = summarize(spent);
       if (seen || totals.keys.length + totals.teams.length > 0) {
+        this.counts.rebuilds++;
         log.warn(
           {
             stateBackend: 'redis',

@@ -23,3 +23,18 @@ export async function persistenceWarning(redis: ConfigReader): Promise<string | 
   }
   return undefined;
 }
+
+/** For `validate --strict`: connects to `url` once (2 s at most) and says whether it persists; never throws. */
+export async function checkRedisPersistence(url: string): Promise<{ warning?: string; unreachable?: string }> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 2_000, commandTimeout: 2_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    return { warning: await persistenceWarning(redis) };
+  } catch (err) {
+    return { unreachable: err instanceof Error ? err.message : String(err) };
+  } finally {
+    redis.disconnect();
+  }
+}

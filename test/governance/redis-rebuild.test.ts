@@ -136,3 +136,38 @@ describe.each(ENGINES)('redis counters rebuilt from the $name ledger', (engine) 
     expect(lines[1]).toMatchObject({ teams: ['lab'], keys: expect.arrayContaining(['solo', 'teamed']) });
   });
 });
+
+describe('a fleet of two instances on one PostgreSQL ledger', () => {
+  const fleet: TestGateway[] = [];
+  const prefix = 'fleet:';
+  beforeAll(async () => {
+    const ledger = `{ flushMs: 20, postgres: { url: "${await postgres.createDatabase('rebuild_fleet')}" } }`;
+    fleet.push(await startTestGateway(configOf(ledger, prefix)), await startTestGateway(configOf(ledger, prefix)));
+    const client = new Redis(redis.url);
+    await eventually(async () => expect(await client.get(`${prefix}sentinel`)).not.toBeNull());
+    client.disconnect();
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(fleet.map((g) => g.close()));
+  });
+
+  it('FLUSHALL: one instance rebuilds (the lock), the other waits for it, and the budget holds across both', async () => {
+    const tag = 'ff';
+    const ask = (i: number) => chat(fleet[i % 2]!.url, SOLO, { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: tag }] });
+    for (let i = 0; i < 2; i++) expect((await ask(i)).status).toBe(200);
+    const client = new Redis(redis.url);
+    await client.flushall();
+    client.disconnect();
+    // Both instances notice at once (each asks); then they share what the budget has left.
+    const statuses: number[] = [];
+    for (let i = 0; statuses.filter((s) => s === 429).length < 2 && i < 100; i++) {
+      const answer = await ask(i);
+      statuses.push(answer.status);
+      if (answer.status === 503) await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(upstream.count(tag).requests).toBe(K);
+    const rebuilt = fleet.flatMap((g) => g.logs.filter((l) => l.level === 40 && /rebuilt from the request ledger/.test(l.msg)));
+    expect(rebuilt).toHaveLength(1);
+    expect(rebuilt[0]).toMatchObject({ keys: ['solo'], totalUsd: expect.closeTo(2 * COST, 9) });
+  });
+});

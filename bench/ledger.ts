@@ -69,6 +69,7 @@ async function recordCost(): Promise<number> {
     request: async () => undefined,
     usageRows: async () => [],
     spendByKey: async () => new Map(),
+    spendSince: async () => [],
     deleteBefore: async () => 0,
     close: async () => {},
   };

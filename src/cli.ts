@@ -25,6 +25,7 @@ import path from 'node:path';
 import { scaffoldPlugin } from './scaffold/new-plugin.ts';
 import { usageReport, UsageCommandError, type UsageGrouping } from './admin/usage-table.ts';
 import { freshKey } from './runtime/keys.ts';
+import { checkRedisPersistence } from './governance/redis-persistence.ts';
 
 const USAGE = `Usage:
   switchyard [serve] [--config FILE] [--port N] [--host H] [--no-watch]
@@ -32,6 +33,7 @@ const USAGE = `Usage:
                                                       reloads on file changes (unless --no-watch) and on SIGHUP
   switchyard validate [FILE] [--strict]               check a config file (default ./gateway.yaml); --strict also
                                                       fails when a provider would be unavailable (an unset variable)
+                                                      and warns when the state backend's Redis does not persist
   switchyard plugin new provider|stage NAME [--dir DIR]
                                                       scaffold a plugin folder (default ./plugins/NAME) with a passing test
   switchyard usage [--url URL] [--admin-key KEY] [--days N] [--by key|team|model] [--request ID]
@@ -157,6 +159,13 @@ async function validate(file: string, strict: boolean): Promise<number> {
     if (strict && unavailable.length > 0) {
       process.stderr.write(`${credentials}${runtime.file}: --strict: ${unavailable.length === 1 ? 'provider' : 'providers'} ${unavailable.join(', ')} would be unavailable (see the warnings above)\n`);
       return 1;
+    }
+    const redis = parsed.config?.state.backend === 'redis' ? parsed.config.state.redis : undefined;
+    if (strict && redis) {
+      // A warning, not a failure: a development Redis need not persist.
+      const { warning, unreachable } = await checkRedisPersistence(redis.url);
+      if (warning) process.stderr.write(`${runtime.file}: warning: state.redis: ${warning}\n`);
+      if (unreachable) process.stderr.write(`${runtime.file}: warning: state.redis: not reachable (${unreachable}); its persistence was not checked\n`);
     }
     const failed = identities.filter((c) => !c.ok).map((c) => c.provider);
     if (failed.length > 0) {

@@ -27,7 +27,8 @@ import { startMetricsListener, type MetricsListener } from './server/routes/metr
 import { systemClock } from './runtime/clock.ts';
 import { RecentActivity } from './console/activity.ts';
 import type { ConsoleSource } from './console/views.ts';
-import { openStateBackend, type StateBackend } from './governance/index.ts';
+import { openStateBackend, type SpendSource, type StateBackend } from './governance/index.ts';
+import { registerStateMetrics } from './governance/metrics.ts';
 import { openLedger, registerLedgerMetrics, type RequestLedger } from './ledger/index.ts';
 import { openResponseStore, type ResponseStore } from './responses-store/index.ts';
 import type { GatewayConfig } from './config/types.ts';
@@ -197,8 +198,9 @@ export class Gateway {
     let runtime: Runtime;
     let responses: ResponseStore | undefined;
     try {
-      state = parsed.config ? await (options.openState ?? openState)(parsed.config.state, parsed.configDir, log, options.clock) : undefined;
+      state = parsed.config ? await (options.openState ?? openState)(parsed.config.state, parsed.configDir, log, options.clock, ledger) : undefined;
       responses = parsed.config ? await openResponses(parsed.config.state, parsed.configDir, log) : undefined;
+      if (state && instruments.metrics) registerStateMetrics(instruments.metrics.registry, state);
       runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer, state, selfUrl: () => gateway?.url });
     } catch (err) {
       await responses?.close();
@@ -364,7 +366,7 @@ export class Gateway {
   }
 }
 
-export type OpenState = (config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined) => Promise<StateBackend>;
+export type OpenState = (config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined, ledger?: SpendSource) => Promise<StateBackend>;
 
 /** Stored Responses in the configured state backend: the memory backend's state file, or Redis. */
 function openResponses(config: GatewayConfig['state'], configDir: string, log: Logger): Promise<ResponseStore | undefined> {
@@ -373,7 +375,7 @@ function openResponses(config: GatewayConfig['state'], configDir: string, log: L
 }
 
 /** The configured state backend; a memory store keeps spend and usage in a file beside gateway.yaml. */
-export function openState(config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined): Promise<StateBackend> {
+export function openState(config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined, ledger?: SpendSource): Promise<StateBackend> {
   const file = config.backend === 'memory' ? path.resolve(configDir, config.file) : undefined;
-  return openStateBackend({ backend: config.backend, redis: config.redis, file }, { log, now: clock ? () => clock.now() : undefined });
+  return openStateBackend({ backend: config.backend, redis: config.redis, file, spend: ledger }, { log, now: clock ? () => clock.now() : undefined });
 }

@@ -63,8 +63,8 @@ export class ClusterWorker {
       // Every log line says which worker wrote it (bound once, not per line).
       logger: parsed?.config ? createLogger(parsed.config.log).child({ worker: this.id }) : undefined,
       readiness: () => ({ worker: { id: this.id, pid: process.pid } }),
-      openState: async (config, configDir, log, clock) => {
-        if (config.backend !== 'memory') return openState(config, configDir, log, clock);
+      openState: async (config, configDir, log, clock, ledger) => {
+        if (config.backend !== 'memory') return openState(config, configDir, log, clock, ledger);
         return createEngine(new IpcStore({ channel: primaryChannel, log }), { log, now: clock ? () => clock.now() : undefined });
       },
     };

@@ -134,6 +134,8 @@ export function createEngine(store: ScopeStore, options: EngineOptions): StateBa
         costNano: s.costUsd === null ? null : toNano(s.costUsd),
         labels: s.labels,
         usage: u,
+        mark: true,
+        endedAt: Date.now(),
       });
     },
 
@@ -153,6 +155,10 @@ export function createEngine(store: ScopeStore, options: EngineOptions): StateBa
     async usage(query: UsageQuery): Promise<UsagePage> {
       const { from, to } = daysOf(query, now());
       return usagePage(await store.usageRows(from, to), query, now());
+    },
+
+    counts() {
+      return { dataLosses: store.recovery?.dataLosses ?? 0, rebuilds: store.recovery?.rebuilds ?? 0, droppedSettlements: queue.droppedTotal };
     },
 
     async close(): Promise<void> {

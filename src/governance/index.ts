@@ -5,6 +5,7 @@
  */
 import { createEngine, type EngineOptions } from './engine.ts';
 import { MemoryStore, type MemoryStoreOptions } from './memory-store.ts';
+import type { SpendSource } from './redis-recovery.ts';
 import type { GovernanceLogger, StateBackend } from './types.ts';
 
 export interface StateConfig {
@@ -12,6 +13,8 @@ export interface StateConfig {
   redis?: { url: string; prefix?: string };
   /** memory: the SQLite file that keeps spend and usage across restarts; omitted: this process only. */
   file?: string;
+  /** redis: the request ledger, to rebuild period spend from when Redis loses its data. */
+  spend?: SpendSource;
 }
 
 /** Opens the configured backend; a Redis that is down now does not fail this (it reconnects by itself). */
@@ -20,7 +23,7 @@ export async function openStateBackend(config: StateConfig, options: EngineOptio
     if (!config.redis?.url) throw new Error('state.redis.url is required with state.backend: redis');
     // ioredis is loaded only for a Redis backend.
     const { RedisStore } = await import('./redis-store.ts');
-    const store = await RedisStore.open({ url: config.redis.url, prefix: config.redis.prefix, log: options.log });
+    const store = await RedisStore.open({ url: config.redis.url, prefix: config.redis.prefix, log: options.log, spend: config.spend });
     return createEngine(store, options);
   }
   return createEngine(openMemoryStore({ path: config.file, now: options.now }, options.log), options);
@@ -48,3 +51,5 @@ export { refusalAnswer, type RefusalAnswer } from './refusal-answer.ts';
 export { BUILT_IN_PRICES, extendPrices, findPrice, loadPriceFile, priceOf, type PriceEntry, type PriceTable } from './prices.ts';
 export { keyScopeName, requestScopes, scopeOf, targetScopeName, teamScopeName } from './scopes.ts';
 export * from './types.ts';
+export type { SpendSource } from './redis-recovery.ts';
+export { persistenceWarning } from './redis-persistence.ts';

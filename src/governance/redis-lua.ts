@@ -14,8 +14,11 @@
  *   fl:S  zset  request id → lease expiry ms (in flight), fv:S hash id → reserved nano-USD
  *   st:S  hash  tokens (sum of tv:S), reserved (sum of fv:S)
  *   sp:S:<period id>  string  spent nano-USD
- * and open:<id> (a request admitted and not settled) and usage:<YYYY-MM-DD> (a hash of counters
- * per key \x1f team \x1f model \x1f field).
+ * and open:<id> (a request admitted and not settled), settled:<id> (a settlement booked outside
+ * its reservation: the idempotency marker of a replay), usage:<YYYY-MM-DD> (a hash of counters
+ * per key \x1f team \x1f model \x1f field), and `sentinel` (`fleet|epoch|cut`, see
+ * redis-recovery.ts): written when the counters are known whole; its absence means Redis lost
+ * them, and then nothing budgeted is admitted and nothing is settled until they are rebuilt.
  */
 
 // biome-ignore lint/complexity/noUselessStringRaw: Lua source: raw, so that a backslash added to a Lua pattern or string reaches Redis as written
@@ -111,6 +114,14 @@ local function trim(name, k, now, window)
   end
 end
 
+-- The sentinel's epoch and cut (ms; settlements that ended before it are in the rebuilt counters), or nil when absent.
+local function sentinel()
+  local v = redis.call('GET', P .. 'sentinel')
+  if not v then return nil end
+  local _, epoch, cut = string.match(v, '^(.*)|([^|]*)|([^|]*)$')
+  return epoch or '', tonumber(cut) or 0
+end
+
 local function newest(key)
   local e = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if #e == 0 then return '' end
@@ -136,6 +147,13 @@ local id = ARGV[2]
 local now = clock(ARGV[3])
 local tokens, cost, ttl, window, openTtl, n = num(ARGV[4]), num(ARGV[5]), num(ARGV[6]), num(ARGV[7]), num(ARGV[8]), num(ARGV[9])
 local scopes, violations = {}, {}
+local epoch = sentinel()
+if not epoch then
+  -- The counters were lost: nothing budgeted is admitted against an empty count.
+  for i = 1, n do
+    if ARGV[9 + (i - 1) * 6 + 5] ~= '' then return { 'lost' } end
+  end
+end
 
 local function refuse(i, kind, used, limit, retryAt, final)
   violations[#violations + 1] = { tostring(i - 1), kind, str(used), str(limit), retryAt and str(retryAt) or '', final and '1' or '0' }
@@ -225,13 +243,16 @@ out[#out + 1] = tostring(#violations)
 for _, v in ipairs(violations) do
   for _, x in ipairs(v) do out[#out + 1] = x end
 end
+out[#out + 1] = epoch or ''
 return out
 `;
 
 /**
  * ARGV: prefix, id, at, reserved (1/0), final (1/0), tokens, cost nano ('' = unknown), n, n names,
- * then key ('' = no usage record), team, model, input, cached input, cache write, output.
- * Returns 1, or 0 when the request was settled already.
+ * then key ('' = no usage record), team, model, input, cached input, cache write, output,
+ * then mark (1: a request's settlement, booked once by its id; 0: a release), the lease's epoch,
+ * ended at (ms), settled-marker ttl.
+ * Returns 1, 0 when the request was settled already, -1 when the counters were lost (no sentinel).
  */
 export const SETTLE_LUA =
   LUA_PRELUDE +
@@ -239,7 +260,23 @@ export const SETTLE_LUA =
 local id, at = ARGV[2], num(ARGV[3])
 local reserved, final = ARGV[4] == '1', ARGV[5] == '1'
 local tokens, cost, n = num(ARGV[6]), tonumber(ARGV[7]), num(ARGV[8])
-if final and reserved and redis.call('DEL', P .. 'open:' .. id) == 0 then return 0 end
+local o = 8 + n
+local mark, leaseEpoch, endedAt, markTtl = ARGV[o + 8] == '1', ARGV[o + 9], num(ARGV[o + 10]), num(ARGV[o + 11])
+local epoch, cut = sentinel()
+if not epoch then return -1 end
+-- Its reservation is in these counters (admitted since they were last rebuilt).
+local sameEpoch = reserved and leaseEpoch == epoch
+if final then
+  if sameEpoch then
+    if redis.call('DEL', P .. 'open:' .. id) == 0 then return 0 end
+  elseif mark then
+    -- No reservation to consume: the marker makes a replay (a settle that timed out but ran) a no-op.
+    if not redis.call('SET', P .. 'settled:' .. id, '1', 'NX', 'PX', str(markTtl)) then return 0 end
+    redis.call('DEL', P .. 'open:' .. id)
+  end
+end
+-- Ended before the counters were rebuilt from the ledger: its row is in them already.
+local covered = not sameEpoch and endedAt < cut
 for i = 1, n do
   local name = ARGV[8 + i]
   local k = keysOf(name)
@@ -254,12 +291,11 @@ for i = 1, n do
     redis.call('HSET', k.tv, id, str(tokens))
     bump(k.st, 'tokens', tokens - num(old))
   end
-  -- A reserved lease that is gone expired and was charged its worst case already.
-  if cost and (hadLease or not reserved) then addSpend(name, at, cost) end
+  -- A reserved lease that is gone expired and was charged its worst case already (unless the counters were lost since).
+  if cost and not covered and (hadLease or not sameEpoch) then addSpend(name, at, cost) end
 end
-local o = 8 + n
 local key = ARGV[o + 1]
-if final and key ~= '' then
+if final and key ~= '' and not covered then
   local h = P .. 'usage:' .. dayId(math.floor(at / DAY))
   local f = key .. '\31' .. ARGV[o + 2] .. '\31' .. ARGV[o + 3] .. '\31'
   redis.call('HINCRBY', h, f .. 'requests', 1)
@@ -307,4 +343,22 @@ for i = 1, n do
   for _, v in ipairs(figures(k, num(redis.call('GET', spendKey(name, period, now))))) do out[#out + 1] = v end
 end
 return out
+`;
+
+/**
+ * ARGV: prefix, sentinel value, n, then n × (spend key suffix `<scope>:<period id>`, nano).
+ * Raises each counter to the ledger's figure (never lowers it: a counter that survived is not
+ * undercut) and writes the sentinel last, in one step. Returns 0 when another instance did it first.
+ */
+export const REBUILD_LUA = `
+local P = ARGV[1]
+if redis.call('EXISTS', P .. 'sentinel') == 1 then return 0 end
+local n = tonumber(ARGV[3])
+for i = 1, n do
+  local key = P .. 'sp:' .. ARGV[2 + 2 * i]
+  local nano = tonumber(ARGV[3 + 2 * i])
+  if nano > (tonumber(redis.call('GET', key)) or 0) then redis.call('SET', key, string.format('%.0f', nano)) end
+end
+redis.call('SET', P .. 'sentinel', ARGV[2])
+return 1
 `;

@@ -11,7 +11,9 @@
 import { Redis } from 'ioredis';
 import { Availability } from './availability.ts';
 import { dayRange } from './periods.ts';
-import { ADMIT_LUA, FIGURES_LUA, RENEW_LUA, SETTLE_LUA } from './redis-lua.ts';
+import { ADMIT_LUA, FIGURES_LUA, REBUILD_LUA, RENEW_LUA, SETTLE_LUA } from './redis-lua.ts';
+import { persistenceWarning } from './redis-persistence.ts';
+import { SentinelWatch, type RecoveryCounts, type SpendSource } from './redis-recovery.ts';
 import { WINDOW_MS, type RawAdmit, type RawAdmitResult, type RawFigures, type RawRenew, type RawScope, type RawSettle, type RawViolation, type ScopeStore, type UsageRow } from './store.ts';
 import { StateUnavailableError, type GovernanceLogger } from './types.ts';
 
@@ -24,6 +26,10 @@ export interface RedisStoreOptions {
   commandTimeoutMs?: number;
   /** Longest wait for the first connection in open(). */
   connectTimeoutMs?: number;
+  /** The request ledger, to rebuild period spend from when Redis loses its data. */
+  spend?: SpendSource;
+  /** How often the sentinel and the server's run_id are checked (ms). */
+  checkEveryMs?: number;
 }
 
 type Arg = string | number;
@@ -33,10 +39,13 @@ interface Scripts {
   switchyardSettle(...args: Arg[]): Promise<number>;
   switchyardRenew(...args: Arg[]): Promise<number>;
   switchyardFigures(...args: Arg[]): Promise<string[]>;
+  switchyardRebuild(...args: Arg[]): Promise<number>;
 }
 
 /** An admitted request's marker lives this long unsettled (a crashed instance's requests are forgotten after it). */
 const OPEN_REQUEST_TTL_MS = 86_400_000;
+/** A settlement booked outside its reservation is booked once if replayed within this long. */
+const SETTLED_MARKER_TTL_MS = 86_400_000;
 
 /** Reconnect after 100 ms, doubling to at most 2 s, forever: the store comes back by itself. */
 const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** Math.min(attempt, 6), 2_000);
@@ -52,7 +61,11 @@ export class RedisStore implements ScopeStore {
   readonly #redis: Redis & Scripts;
   readonly #prefix: string;
   readonly #availability: Availability;
+  readonly #watch: SentinelWatch;
+  /** The counters' epoch each open admission was reserved under (sent back with its settlement). */
+  readonly #epochs = new Map<string, string>();
   #closing = false;
+  #persistenceChecked = false;
 
   private constructor(options: RedisStoreOptions) {
     this.#prefix = options.prefix ?? 'switchyard:';
@@ -70,13 +83,29 @@ export class RedisStore implements ScopeStore {
     redis.defineCommand('switchyardSettle', { numberOfKeys: 0, lua: SETTLE_LUA });
     redis.defineCommand('switchyardRenew', { numberOfKeys: 0, lua: RENEW_LUA });
     redis.defineCommand('switchyardFigures', { numberOfKeys: 0, lua: FIGURES_LUA });
+    redis.defineCommand('switchyardRebuild', { numberOfKeys: 0, lua: REBUILD_LUA });
     // Without an 'error' listener, a refused connection would be an unhandled 'error' event: a crash.
     redis.on('error', (err: Error) => this.#availability.markDown(err));
     redis.on('close', () => {
       if (!this.#closing) this.#availability.markDown(new Error('connection closed'));
     });
-    redis.on('ready', () => this.#availability.markUp());
+    redis.on('ready', () => {
+      this.#availability.markUp();
+      // A reconnect may follow a restart that emptied Redis: look at once, not at the next tick.
+      void this.#watch.check();
+      if (!this.#persistenceChecked) {
+        this.#persistenceChecked = true;
+        void persistenceWarning(redis).then((warning) => warning && options.log.warn({ stateBackend: 'redis' }, warning));
+      }
+    });
     this.#redis = redis as Redis & Scripts;
+    this.#watch = new SentinelWatch(this.#redis, { prefix: this.#prefix, log: options.log, spend: options.spend, checkEveryMs: options.checkEveryMs });
+    this.#watch.start();
+  }
+
+  /** Data losses seen and rebuilds made by this instance. */
+  get recovery(): RecoveryCounts {
+    return this.#watch.counts;
   }
 
   /** Connects, waiting at most the connect timeout; never rejects (a store that is down now reconnects later). */
@@ -104,6 +133,10 @@ export class RedisStore implements ScopeStore {
     const args: Arg[] = [this.#prefix, request.id, request.now ?? '', request.tokens, request.costNano, request.leaseTtlMs, WINDOW_MS, OPEN_REQUEST_TTL_MS, request.scopes.length];
     for (const s of request.scopes) args.push(s.name, s.rpm ?? '', s.tpm ?? '', s.concurrency ?? '', s.budgetNano ?? '', s.period);
     const reply = await this.#run(() => this.#redis.switchyardAdmit(...args));
+    if (reply[0] === 'lost') throw this.#lost();
+    const epoch = reply[reply.length - 1] ?? '';
+    this.#watch.saw(epoch);
+    if (reply[0] === '1') this.#epochs.set(request.id, epoch);
     const n = Number(reply[2]);
     const figures = Array.from({ length: n }, (_, i) => figuresAt(reply, 3 + i * FIGURES));
     const violations: RawViolation[] = [];
@@ -126,7 +159,16 @@ export class RedisStore implements ScopeStore {
     const u = s.usage;
     if (s.labels) args.push(s.labels.key, s.labels.team ?? '', s.labels.model, u.input, u.cachedInput, u.cacheWrite, u.output);
     else args.push('', '', '', 0, 0, 0, 0);
-    await this.#run(() => this.#redis.switchyardSettle(...args));
+    const epoch = this.#epochs.get(s.id) ?? this.#watch.epoch;
+    args.push(s.mark ? 1 : 0, epoch, s.endedAt ?? Date.now(), SETTLED_MARKER_TTL_MS);
+    if ((await this.#run(() => this.#redis.switchyardSettle(...args))) === -1) throw this.#lost();
+    if (s.final) this.#epochs.delete(s.id);
+  }
+
+  /** The counters are gone: nothing budgeted is admitted or booked until they are rebuilt (started now). */
+  #lost(): StateUnavailableError {
+    void this.#watch.check();
+    return new StateUnavailableError('redis lost its counters; they are being rebuilt', { maybeApplied: false });
   }
 
   async renew(renewal: RawRenew): Promise<void> {
@@ -158,6 +200,7 @@ export class RedisStore implements ScopeStore {
 
   async close(): Promise<void> {
     this.#closing = true;
+    this.#watch.stop();
     await this.#redis.quit().catch(() => undefined);
     this.#redis.disconnect();
   }

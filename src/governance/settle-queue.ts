@@ -19,6 +19,8 @@ export class SettleQueue {
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
   #dropped = 0;
+  /** Dropped since start (the queue was full), for metrics. */
+  droppedTotal = 0;
 
   constructor(store: ScopeStore, options: SettleQueueOptions) {
     this.#store = store;
@@ -32,6 +34,7 @@ export class SettleQueue {
   push(settlement: RawSettle): void {
     if (this.#pending.length >= this.#options.max) {
       this.#pending.shift();
+      this.droppedTotal++;
       if (this.#dropped++ === 0) this.#options.log.error({ max: this.#options.max }, 'state backend unavailable too long: dropping the oldest unsettled usage');
     }
     this.#pending.push(settlement);

@@ -90,6 +90,13 @@ export interface RawSettle {
   costNano: number | null;
   labels?: UsageLabels;
   usage: TokenUsage;
+  /**
+   * A request's settlement (booked once, by its id, even when replayed after a timeout that
+   * hid its success); false or absent for a release, which books nothing.
+   */
+  mark?: boolean;
+  /** Epoch ms when the request ended (Redis: a settlement that ended before a rebuild is in it already). */
+  endedAt?: number;
 }
 
 export interface RawRenew {
@@ -120,5 +127,7 @@ export interface ScopeStore {
   figures(scopes: RawScope[], now?: number): Promise<{ now: number; figures: RawFigures[] }>;
   /** Rows of the UTC days from `fromDay` to `toDay`, inclusive (`YYYY-MM-DD`). */
   usageRows(fromDay: string, toDay: string): Promise<UsageRow[]>;
+  /** Redis: data losses seen and rebuilds made by this instance. */
+  readonly recovery?: { dataLosses: number; rebuilds: number };
   close(): Promise<void>;
 }

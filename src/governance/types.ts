@@ -203,7 +203,18 @@ export interface StateBackend {
   status(scopes: readonly Scope[], now?: number): Promise<ScopeQuota[]>;
   /** Usage buckets by UTC day. Rejects with StateUnavailableError when the store is down. */
   usage(query: UsageQuery): Promise<UsagePage>;
+  /** What this instance saw go wrong with the store, for metrics. */
+  counts?(): StateCounts;
   close(): Promise<void>;
+}
+
+export interface StateCounts {
+  /** Times the store lost its counters (Redis: the sentinel disappeared). */
+  dataLosses: number;
+  /** Counters rebuilt from the request ledger by this instance. */
+  rebuilds: number;
+  /** Settlements dropped because the queue kept while the store was down was full. */
+  droppedSettlements: number;
 }
 
 /** The pino methods the engine uses. */

@@ -8,7 +8,9 @@
  */
 import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { dayId } from '../governance/periods.ts';
+import { DAY_MS as ONE_DAY, dayId, periodEnd, periodId } from '../governance/periods.ts';
+import type { SpendSource } from '../governance/redis-recovery.ts';
+import { keyScopeName, teamScopeName } from '../governance/scopes.ts';
 import { usagePage, daysOf } from '../governance/usage-report.ts';
 import { StateUnavailableError, type UsagePage, type UsageQuery } from '../governance/types.ts';
 import type { ExchangeView } from '../pipeline/exchange.ts';
@@ -45,7 +47,7 @@ const SPEND_MEMO_MS = 2_000;
 /** Rows deleted per statement: a short transaction each, other work runs between them. */
 const RETENTION_CHUNK = 2_000;
 
-export class RequestLedger implements GatewayObserver {
+export class RequestLedger implements GatewayObserver, SpendSource {
   readonly engine: LedgerEngine;
   readonly #log: Logger;
   readonly #flushMs: number;
@@ -185,6 +187,36 @@ export class RequestLedger implements GatewayObserver {
     const value = new Map([...nano].map(([key, n]) => [key, n / 1e9]));
     this.#spend = { at: performance.now(), value };
     return value;
+  }
+
+  /** How long a row waits before it is written (SpendSource: what a rebuild waits for other instances). */
+  get flushMs(): number {
+    return this.#flushMs;
+  }
+
+  /** Spend per key and team scope and period id, for the periods containing `at` (rows written so far, this instance's queue first). */
+  async periodSpend(at: number): Promise<Array<{ scope: string; period: string; nano: number }>> {
+    await this.flush();
+    const month = new Date(at);
+    const starts = { daily: Math.floor(at / ONE_DAY) * ONE_DAY, weekly: periodEnd('weekly', at)! - 7 * ONE_DAY, monthly: Date.UTC(month.getUTCFullYear(), month.getUTCMonth(), 1) };
+    const rows = await this.#read(() => this.engine.spendSince(starts));
+    const sums = new Map<string, number>();
+    const add = (scope: string, r: (typeof rows)[number]): void => {
+      for (const period of ['daily', 'weekly', 'monthly', 'total'] as const) {
+        const id = `${scope}:${periodId(period, at)}`;
+        sums.set(id, (sums.get(id) ?? 0) + r[period]);
+      }
+    };
+    for (const r of rows) {
+      if (r.key !== null) add(keyScopeName(r.key), r);
+      if (r.team !== null) add(teamScopeName(r.team), r);
+    }
+    return [...sums]
+      .filter(([, nano]) => nano > 0)
+      .map(([id, nano]) => {
+        const cut = id.lastIndexOf(':');
+        return { scope: id.slice(0, cut), period: id.slice(cut + 1), nano };
+      });
   }
 
   /** Writes what is queued (one last try), then closes the database; rows still unwritten are logged. */

@@ -18,9 +18,43 @@ export interface LedgerEngine {
   usageRows(fromDay: string, toDay: string): Promise<UsageRow[]>;
   /** Nano-USD per key over every row kept (keys without a cost are absent). */
   spendByKey(): Promise<Map<string, number>>;
+  /**
+   * Nano-USD per key × team booked since each start (epoch ms of the current day, week and
+   * month) and over every row kept: what rebuilds Redis's period spend after it lost its data.
+   */
+  spendSince(starts: PeriodStarts): Promise<PeriodSpendRow[]>;
   /** Deletes at most `limit` rows of the UTC days before `day` (YYYY-MM-DD); returns how many. */
   deleteBefore(day: string, limit: number): Promise<number>;
   close(): Promise<void>;
+}
+
+export interface PeriodStarts {
+  daily: number;
+  weekly: number;
+  monthly: number;
+}
+
+export interface PeriodSpendRow {
+  key: string | null;
+  team: string | null;
+  daily: number;
+  weekly: number;
+  monthly: number;
+  total: number;
+}
+
+export const SPEND_SINCE_SQL = (table: string, p: (n: number) => string): string => `
+SELECT key, team,
+  COALESCE(SUM(CASE WHEN at >= ${p(1)} THEN cost_nano END), 0) AS daily,
+  COALESCE(SUM(CASE WHEN at >= ${p(2)} THEN cost_nano END), 0) AS weekly,
+  COALESCE(SUM(CASE WHEN at >= ${p(3)} THEN cost_nano END), 0) AS monthly,
+  SUM(cost_nano) AS total
+FROM ${table} WHERE cost_nano IS NOT NULL AND (key IS NOT NULL OR team IS NOT NULL)
+GROUP BY key, team`;
+
+export function periodSpendRowFrom(r: Record<string, unknown>): PeriodSpendRow {
+  const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+  return { key: str(r.key), team: str(r.team), daily: Number(r.daily), weekly: Number(r.weekly), monthly: Number(r.monthly), total: Number(r.total) };
 }
 
 /** A versioned change to the schema: applied once, in order, recorded in the engine's migrations table. */

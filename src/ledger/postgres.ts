@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import type { UsageRow } from '../governance/store.ts';
-import { USAGE_SQL, usageRowFrom, type LedgerEngine, type Migration } from './engine.ts';
+import { periodSpendRowFrom, SPEND_SINCE_SQL, USAGE_SQL, usageRowFrom, type LedgerEngine, type Migration, type PeriodSpendRow, type PeriodStarts } from './engine.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 import { COLUMNS, rowFrom, valuesOf, type LedgerRow } from './record.ts';
 
@@ -94,6 +94,14 @@ export class PostgresLedger implements LedgerEngine {
   async spendByKey(): Promise<Map<string, number>> {
     const { rows } = await this.#pool.query('SELECT key, SUM(cost_nano) AS nano FROM switchyard_requests WHERE key IS NOT NULL AND cost_nano IS NOT NULL GROUP BY key');
     return new Map(rows.map((r) => [String(r.key), Number(r.nano)]));
+  }
+
+  async spendSince(starts: PeriodStarts): Promise<PeriodSpendRow[]> {
+    const { rows } = await this.#pool.query(
+      SPEND_SINCE_SQL('switchyard_requests', (n) => `$${n}`),
+      [starts.daily, starts.weekly, starts.monthly],
+    );
+    return rows.map(periodSpendRowFrom);
   }
 
   async deleteBefore(day: string, limit: number): Promise<number> {

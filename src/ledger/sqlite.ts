@@ -6,7 +6,7 @@
  */
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { UsageRow } from '../governance/store.ts';
-import { USAGE_SQL, usageRowFrom, type LedgerEngine, type Migration } from './engine.ts';
+import { periodSpendRowFrom, SPEND_SINCE_SQL, USAGE_SQL, usageRowFrom, type LedgerEngine, type Migration, type PeriodSpendRow, type PeriodStarts } from './engine.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 import { COLUMNS, rowFrom, valuesOf, type LedgerRow } from './record.ts';
 
@@ -91,6 +91,13 @@ export class SqliteLedger implements LedgerEngine {
   async spendByKey(): Promise<Map<string, number>> {
     const rows = this.#db.prepare('SELECT key, SUM(cost_nano) AS nano FROM ledger_requests WHERE key IS NOT NULL AND cost_nano IS NOT NULL GROUP BY key').all();
     return new Map(rows.map((r) => [String(r.key), Number(r.nano)]));
+  }
+
+  async spendSince(starts: PeriodStarts): Promise<PeriodSpendRow[]> {
+    return this.#db
+      .prepare(SPEND_SINCE_SQL('ledger_requests', () => '?'))
+      .all(starts.daily, starts.weekly, starts.monthly)
+      .map(periodSpendRowFrom);
   }
 
   async deleteBefore(day: string, limit: number): Promise<number> {

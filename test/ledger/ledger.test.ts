@@ -231,6 +231,7 @@ describe.each(ENGINES)('request ledger on $name', (engine) => {
       request: (id) => bare.request(id),
       usageRows: (from, to) => bare.usageRows(from, to),
       spendByKey: () => bare.spendByKey(),
+      spendSince: (starts) => bare.spendSince(starts),
       deleteBefore: (day, limit) => bare.deleteBefore(day, limit),
       close: () => bare.close(),
     };

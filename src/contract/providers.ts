@@ -187,7 +187,7 @@ export interface ProviderPlugin<Options = Record<string, unknown>> {
   description?: string;
   /** JSON Schema for `providers.<name>` minus `plugin`, checked at load with file:line:col errors. */
   optionsSchema: JsonSchema;
-  /** Option names holding secrets: scrubbed from every message a client or log sees. */
+  /** Option names holding secrets (dotted for a nested one: `auth.key`): scrubbed from every message a client or log sees. */
   secretOptions?: string[];
   capabilities?: ProviderCapabilities;
   /**

@@ -78,7 +78,11 @@ export async function loadPlugins(parsed: ParsedConfig, ctx: LoadContext): Promi
         source.error(f.path, f.message, { key: f.key });
       }
     }
-    for (const key of plugin.secretOptions ?? []) if (typeof opts[key] === 'string') secrets.push(opts[key] as string);
+    for (const key of plugin.secretOptions ?? []) {
+      // A dotted name reaches into an object option (`auth.key`).
+      const value = key.split('.').reduce<unknown>((at, part) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[part] : undefined), opts);
+      if (typeof value === 'string') secrets.push(value);
+    }
   });
   pipeline.forEach((ref, i) => {
     const plugin = stages[i];

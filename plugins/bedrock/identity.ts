@@ -24,7 +24,8 @@ interface SdkCredentials {
   sessionToken?: string;
   expiration?: Date;
 }
-type SdkCredentialProvider = () => Promise<SdkCredentials>;
+/** The SDK providers take identity properties; the memoized chain reads `forceRefresh` among them. */
+type SdkCredentialProvider = (options?: object) => Promise<SdkCredentials>;
 
 export interface AssumeRoleOptions {
   roleArn: string;
@@ -130,22 +131,26 @@ export async function authorizerFor(auth: BedrockAuth | undefined, ctx: Identity
     source: role ? 'aws:assume-role' : baseSource,
     refreshAheadMs: ctx.refreshAheadMs,
     retryAfterFailureMs: ctx.retryAfterFailureMs,
-    fetch: async () => issued(await provider(), role ? 'aws:assume-role' : undefined),
+    // forceRefresh: the chain's own cache would otherwise answer the keys it holds while it
+    // refreshes behind, hiding a failed refresh; when to refresh is decided here.
+    fetch: async () => issued(await provider({ forceRefresh: true }), role ? 'aws:assume-role' : auth.type === 'aws-keys' ? 'aws:keys' : undefined, env),
   });
   return { kind: 'sigv4', credentials: () => credential.get(), status: () => credential.status() };
 }
 
-function issued(c: SdkCredentials, forced: string | undefined): IssuedCredential<AwsCredentials> {
+function issued(c: SdkCredentials, forced: string | undefined, env: NodeJS.ProcessEnv): IssuedCredential<AwsCredentials> {
   const value: AwsCredentials = { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey, ...(c.sessionToken ? { sessionToken: c.sessionToken } : {}) };
-  return { value, expiresAt: c.expiration?.getTime(), source: forced ?? sourceOf(c) };
+  return { value, expiresAt: c.expiration?.getTime(), source: forced ?? sourceOf(c, env) };
 }
 
 /**
  * Which link of the chain answered, from the feature marks the SDK sets on the credentials it
  * returns (`$source`, the keys of @aws-sdk/types' AwsSdkCredentialsFeatures); the most specific
  * mark wins (a profile whose role is assumed with a web identity token is `aws:web-identity`).
+ * The chain's last link (container metadata, else IMDS) marks nothing: which one ran is what
+ * the environment says, as it says to the chain.
  */
-export function sourceOf(credentials: SdkCredentials): string {
+export function sourceOf(credentials: SdkCredentials, env: NodeJS.ProcessEnv = process.env): string {
   const marks = Object.keys((credentials as { $source?: Record<string, unknown> }).$source ?? {});
   const has = (...names: string[]) => names.some((n) => marks.includes(n));
   if (has('CREDENTIALS_STS_ASSUME_ROLE_WEB_ID', 'CREDENTIALS_ENV_VARS_STS_WEB_ID_TOKEN', 'CREDENTIALS_PROFILE_STS_WEB_ID_TOKEN')) return 'aws:web-identity';
@@ -154,5 +159,6 @@ export function sourceOf(credentials: SdkCredentials): string {
   if (has('CREDENTIALS_IMDS')) return 'aws:imds';
   if (marks.some((m) => m.startsWith('CREDENTIALS_PROFILE')) || has('CREDENTIALS_PROCESS', 'CREDENTIALS_LOGIN')) return 'aws:profile';
   if (has('CREDENTIALS_ENV_VARS')) return 'aws:environment';
-  return 'aws';
+  if (marks.length) return 'aws';
+  return env.AWS_CONTAINER_CREDENTIALS_FULL_URI || env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI ? 'aws:container' : 'aws:imds';
 }

@@ -246,6 +246,16 @@ describe('a Bedrock API key (auth: { type: api-key })', () => {
     expect(s.aws.refused).toEqual([]);
     expect(s.identity()).toMatchObject({ source: 'api-key' });
   });
+
+  it('the key (a nested auth option) is scrubbed from an upstream error that echoes it, and from the log', async () => {
+    s.aws.bedrock.setHandler(() => ({ status: 400, headers: { 'x-amzn-errortype': 'ValidationException' }, body: { message: `bad request from key ${s.aws.apiKey}` } }));
+    const err = await failureOf(s.chat());
+    expect(err.status).toBe(400);
+    expect(String(err.message)).toContain('bad request from key');
+    expect(JSON.stringify(err.error)).not.toContain(s.aws.apiKey);
+    expect(s.t.logText()).not.toContain(s.aws.apiKey);
+    s.aws.bedrock.restore();
+  });
 });
 
 describe('short-lived web identity credentials under steady load', () => {

@@ -215,33 +215,47 @@ function bedrockAnswer(req: RecordedRequest): ScriptedResponse {
         status: 200,
         body: { id: 'msg_bdrk_01', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', content: messagesContent(req.body), stop_reason: 'end_turn', stop_sequence: null, usage },
       };
-    case 'invoke-with-response-stream': {
-      const chunk = (data: Record<string, unknown>) => frame('chunk', { bytes: Buffer.from(JSON.stringify(data)).toString('base64'), p: 'abcd' });
-      const blocks = messagesContent(req.body);
-      const frames = [
-        chunk({
-          type: 'message_start',
-          message: { id: 'msg_bdrk_02', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
-        }),
-      ];
-      blocks.forEach((block, index) => {
-        if (block.type === 'thinking') {
-          frames.push(chunk({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } }));
-          frames.push(chunk({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } }));
-          frames.push(chunk({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } }));
-        } else {
-          frames.push(chunk({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
-          frames.push(chunk({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text } }));
-        }
-        frames.push(chunk({ type: 'content_block_stop', index }));
+    case 'invoke-with-response-stream':
+      return invokeStreamAnswer({
+        id: 'msg_bdrk_02',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5-20250929',
+        content: messagesContent(req.body),
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage,
       });
-      frames.push(chunk({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } }));
-      frames.push(chunk({ type: 'message_stop', 'amazon-bedrock-invocationMetrics': { inputTokenCount: 12, outputTokenCount: 5 } }));
-      return eventStream(frames);
-    }
     default:
       return { status: 404, headers: { 'x-amzn-errortype': 'UnknownOperationException' }, body: { message: `no such operation: ${req.url}` } };
   }
+}
+
+/**
+ * An Anthropic message as InvokeModelWithResponseStream sends it: the Messages stream events,
+ * each the base64 `bytes` of a `chunk` frame (with the `p` padding Bedrock adds).
+ */
+export function invokeStreamAnswer(message: { content: Array<Record<string, unknown>>; stop_reason: string; usage: Record<string, number> } & Record<string, unknown>): ScriptedResponse {
+  const chunk = (data: Record<string, unknown>) => frame('chunk', { bytes: Buffer.from(JSON.stringify(data)).toString('base64'), p: 'abcd' });
+  const frames = [chunk({ type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } } })];
+  message.content.forEach((block, index) => {
+    const delta = (d: Record<string, unknown>) => frames.push(chunk({ type: 'content_block_delta', index, delta: d }));
+    if (block.type === 'thinking') {
+      frames.push(chunk({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } }));
+      delta({ type: 'thinking_delta', thinking: block.thinking });
+      delta({ type: 'signature_delta', signature: block.signature });
+    } else if (block.type === 'tool_use') {
+      frames.push(chunk({ type: 'content_block_start', index, content_block: { ...block, input: {} } }));
+      delta({ type: 'input_json_delta', partial_json: JSON.stringify(block.input) });
+    } else {
+      frames.push(chunk({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
+      delta({ type: 'text_delta', text: block.text });
+    }
+    frames.push(chunk({ type: 'content_block_stop', index }));
+  });
+  frames.push(chunk({ type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens ?? 1 } }));
+  frames.push(chunk({ type: 'message_stop', 'amazon-bedrock-invocationMetrics': { inputTokenCount: message.usage.input_tokens ?? 1, outputTokenCount: message.usage.output_tokens ?? 1 } }));
+  return eventStream(frames);
 }
 
 /** A thinking block (signed) when the request asked for thinking, then the text. */

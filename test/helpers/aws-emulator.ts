@@ -39,6 +39,11 @@ export interface AwsEmulator {
   imdsUrl: string;
   /** Full URI of the container credentials endpoint (AWS_CONTAINER_CREDENTIALS_FULL_URI). */
   containerUrl: string;
+  /** Base URL of the fake IAM Identity Center portal (for AWS_ENDPOINT_URL_SSO). */
+  ssoUrl: string;
+  /** The SSO access token the portal accepts (the `aws sso login` cache holds it). */
+  ssoAccessToken: string;
+  ssoCalls: number;
   /** The token the container endpoint wants in `Authorization`. */
   containerToken: string;
   /** The web identity token STS accepts (write it to AWS_WEB_IDENTITY_TOKEN_FILE). */
@@ -134,6 +139,19 @@ export async function startAwsEmulator(options: { lifetimeMs?: number } = {}): P
     return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(awsJson(issue('container'))) };
   });
 
+  const ssoAccessToken = randomBytes(24).toString('base64url');
+  const sso = await listen(async (req): Promise<Answer> => {
+    const url = new URL(req.url ?? '/', 'http://sso');
+    if (url.pathname !== '/federation/credentials') return { status: 404, body: '' };
+    if (req.headers['x-amz-sso_bearer_token'] !== ssoAccessToken)
+      return { status: 401, headers: { 'x-amzn-errortype': 'UnauthorizedException' }, body: JSON.stringify({ message: 'Session token not found or invalid' }) };
+    if (!url.searchParams.get('role_name') || !url.searchParams.get('account_id')) return { status: 400, body: JSON.stringify({ message: 'missing role or account' }) };
+    emulator.ssoCalls++;
+    const keys = issue('sso');
+    const roleCredentials = { accessKeyId: keys.accessKeyId, secretAccessKey: keys.secretAccessKey, sessionToken: keys.sessionToken, expiration: keys.expiresAt };
+    return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ roleCredentials }) };
+  });
+
   const refused: string[] = [];
   const bedrock = await startFakeUpstream(async (req) => {
     const authorization = String(req.headers.authorization ?? '');
@@ -151,6 +169,9 @@ export async function startAwsEmulator(options: { lifetimeMs?: number } = {}): P
   const emulator: AwsEmulator = {
     stsUrl: sts.url,
     imdsUrl: imds.url,
+    ssoUrl: sso.url,
+    ssoAccessToken,
+    ssoCalls: 0,
     containerUrl: `${container.url}/v1/credentials`,
     containerToken,
     webIdentityToken: `eyJ${randomBytes(40).toString('base64url')}`,
@@ -169,7 +190,7 @@ export async function startAwsEmulator(options: { lifetimeMs?: number } = {}): P
       return keys;
     },
     async close() {
-      await Promise.all([sts.close(), imds.close(), container.close(), bedrock.close()]);
+      await Promise.all([sts.close(), imds.close(), sso.close(), container.close(), bedrock.close()]);
     },
   };
   return emulator;

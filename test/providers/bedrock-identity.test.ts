@@ -8,7 +8,8 @@
  * life (blocks run one after another) and puts back what was there: nothing leaks into another
  * block or file, and the developer's own ~/.aws is never read (the files are the test's).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,7 +80,10 @@ function scenario(spec: Scenario): Running {
     await t?.close();
     await aws?.close();
     for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
-    for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   });
   const running = <T>(x: T | undefined): T => {
     if (!x) throw new Error('the scenario starts in beforeAll');
@@ -142,6 +146,30 @@ describe('a shared config profile with source_profile and role_arn (auth: { type
     expect(s.aws.issued.get(call.signedBy ?? '')?.issuer).toBe('static');
     expect(lastSigner(s.aws)?.issuer).toBe('sts:AssumeRole');
     expect(s.identity()).toMatchObject({ source: 'aws:profile' });
+  });
+});
+
+describe('an IAM Identity Center (SSO) profile', () => {
+  const s = scenario({
+    auth: '{ type: aws, profile: sso-dev }',
+    env: (aws, dir) => {
+      // What `aws sso login` leaves: the session's token, cached under ~/.aws/sso/cache/<sha1(session)>.json.
+      const cache = path.join(dir, '.aws', 'sso', 'cache');
+      mkdirSync(cache, { recursive: true });
+      const token = { accessToken: aws.ssoAccessToken, expiresAt: new Date(Date.now() + 3600_000).toISOString(), region: 'us-east-1', startUrl: 'https://example.awsapps.com/start' };
+      writeFileSync(path.join(cache, `${createHash('sha1').update('corp').digest('hex')}.json`), JSON.stringify(token));
+      writeFileSync(
+        path.join(dir, 'config'),
+        '[profile sso-dev]\nsso_session = corp\nsso_account_id = 111122223333\nsso_role_name = BedrockUser\nregion = us-east-1\n\n[sso-session corp]\nsso_start_url = https://example.awsapps.com/start\nsso_region = us-east-1\n',
+      );
+      return { HOME: dir, AWS_CONFIG_FILE: path.join(dir, 'config'), AWS_ENDPOINT_URL_SSO: aws.ssoUrl };
+    },
+  });
+  it('trades the cached SSO token for role credentials at the portal', async () => {
+    expect(await s.chat()).toBe('hello via converse');
+    expect(s.aws.ssoCalls).toBe(1);
+    expect(lastSigner(s.aws)?.issuer).toBe('sso');
+    expect(s.identity()).toMatchObject({ source: 'aws:sso' });
   });
 });
 

@@ -357,6 +357,38 @@ describe('short-lived web identity credentials under steady load', () => {
   });
 });
 
+describe('short-lived instance role credentials (IMDSv2) under steady load', () => {
+  const LIFETIME = 3000;
+  const s = scenario({
+    lifetimeMs: LIFETIME,
+    auth: '{ type: aws }',
+    env: (aws) => ({ AWS_EC2_METADATA_DISABLED: 'false', AWS_EC2_METADATA_SERVICE_ENDPOINT: aws.imdsUrl }),
+  });
+  it('no request fails, and IMDS is asked about once per refresh window', async () => {
+    const started = Date.now();
+    const DURATION = 4500;
+    let ok = 0;
+    const failed: string[] = [];
+    const worker = async () => {
+      while (Date.now() - started < DURATION) {
+        try {
+          await s.chat();
+          ok++;
+        } catch (err) {
+          failed.push(String(err));
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, worker));
+    expect(failed).toEqual([]);
+    expect(s.aws.refused).toEqual([]);
+    expect(ok).toBeGreaterThan(30);
+    expect(s.aws.imdsCalls).toBeGreaterThanOrEqual(Math.floor(DURATION / LIFETIME));
+    expect(s.aws.imdsCalls).toBeLessThanOrEqual(Math.ceil(DURATION / (LIFETIME / 2)) + 2);
+    expect(s.identity()).toMatchObject({ source: 'aws:imds', failures: 0, refreshes: s.aws.imdsCalls });
+  });
+});
+
 describe('no credentials anywhere', () => {
   const s = scenario({ auth: '{ type: aws }', env: () => ({}) });
   it('the provider answers 503 naming the chain, not a secret', async () => {

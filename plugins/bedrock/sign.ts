@@ -47,7 +47,8 @@ function withToken(accessKeyId: string, secretAccessKey: string, sessionToken: s
   return sessionToken ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey };
 }
 
-export function createSigner(region: string, credentials: AwsCredentials): SignatureV4 {
+/** A signer over fixed credentials, or over a function that answers the current ones (asked per request). */
+export function createSigner(region: string, credentials: AwsCredentials | (() => Promise<AwsCredentials>)): SignatureV4 {
   return new SignatureV4({ service: SIGNING_SERVICE, region, credentials, sha256: Hash.bind(null, 'sha256'), uriEscapePath: true });
 }
 

@@ -93,6 +93,11 @@ export default defineHttpProvider<VertexAnthropicOptions, Prepared>({
   endpoint: (options) => ({ baseUrl: options.baseUrl ?? vertexBaseUrl(options.site.location), headers: { ...options.headers } }),
   signRequest: (_request, options) => options.identity.headers(),
   identity: (options) => options.identity.status(),
+  // `validate --strict`: a token fetched once (an Express key has nothing to fetch).
+  async checkIdentity(options) {
+    await options.identity.headers();
+    return options.identity.status();
+  },
   buildRequest(call, options) {
     const path = publisherModelPath(options.site, 'anthropic', call.model, call.stream ? 'streamRawPredict' : 'rawPredict');
     const native = call.native;

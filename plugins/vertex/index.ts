@@ -74,6 +74,11 @@ export default defineHttpProvider<VertexOptions, Prepared>({
   endpoint: (options) => ({ baseUrl: options.baseUrl ?? vertexBaseUrl(options.site.project === undefined ? 'global' : options.site.location), headers: { ...options.headers } }),
   signRequest: (_request, options) => options.identity.headers(),
   identity: (options) => options.identity.status(),
+  // `validate --strict`: a token fetched once (an Express key has nothing to fetch).
+  async checkIdentity(options) {
+    await options.identity.headers();
+    return options.identity.status();
+  },
   buildRequest(call, options) {
     const path = publisherModelPath(options.site, 'google', call.model, call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent');
     // The client's own generateContent body goes as it came (the model is in the path): thought

@@ -46,6 +46,7 @@ export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type
   upstream_model_not_found: { status: 500, type: 'api_error' },
   limits_unavailable: { status: 529, type: 'overloaded_error' },
   store_unavailable: { status: 529, type: 'overloaded_error' },
+  server_busy: { status: 529, type: 'overloaded_error' },
   provider_unavailable: { status: 529, type: 'overloaded_error' },
   shutting_down: { status: 529, type: 'overloaded_error' },
   timeout: { status: 504, type: 'timeout_error' },

@@ -3,13 +3,17 @@
  * - many concurrent large bodies: the bytes held at once stay under `server.inFlightBodyLimit`
  *   (peak RSS bounded), the rest are refused with 503 `server_busy` and Retry-After before their
  *   body is read, counted as refusals; a small request is still answered meanwhile;
- * - a body over `bodyLimit` still being sent (Content-Length or chunked) gets its 413 and
- *   message, not a reset.
+ * - a body over `bodyLimit` still being sent (Content-Length or chunked; node:http, undici
+ *   fetch, the openai SDK, a raw socket that asked for Connection: close) gets its 413 and
+ *   message, not a reset. Without the lingering read only the Connection: close case fails
+ *   reliably (EPIPE); the others show what ordinary clients see.
  */
 import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request, type RunningCli, startCli } from '../cluster/helpers.ts';
 
@@ -133,6 +137,36 @@ models:
       expect(JSON.parse(answer.body).error.message).toContain('server.bodyLimit');
     }, 30_000);
   }
+
+  it('a client that asked for Connection: close and sends all 50 MB reads the 413, and no reset', async () => {
+    const size = 50 * MB;
+    const outcome = await new Promise<{ received: string; error?: string }>((resolve) => {
+      const socket = net.connect(cli!.port, '127.0.0.1');
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (received += d));
+      socket.on('error', (err: Error & { code?: string }) => resolve({ received, error: err.code ?? err.message }));
+      socket.on('close', () => resolve({ received }));
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\ncontent-length: ${size}\r\n\r\n`);
+      socket.end(Buffer.alloc(size, 0x20));
+    });
+    expect(outcome.error, `after receiving ${JSON.stringify(outcome.received.slice(0, 40))}`).toBeUndefined();
+    expect(outcome.received.startsWith('HTTP/1.1 413')).toBe(true);
+    expect(outcome.received).toMatch(/x-request-id: req_/);
+    expect(outcome.received).toContain('"code":"request_too_large"');
+  }, 30_000);
+
+  it('the openai SDK sending a 50 MB request reads the 413 and its message', async () => {
+    const client = new OpenAI({ apiKey: KEY, baseURL: `http://127.0.0.1:${cli!.port}/v1`, maxRetries: 0, timeout: 20_000 });
+    const failure = await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'z'.repeat(50 * MB) }] }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(413);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).code).toBe('request_too_large');
+    expect((failure as Error).message).toContain('server.bodyLimit');
+  }, 30_000);
 
   it('undici fetch sending 50 MB with Content-Length reads the 413', async () => {
     const res = await fetch(`http://127.0.0.1:${cli!.port}/v1/chat/completions`, {

@@ -62,6 +62,11 @@ export const ERROR_CATALOGUE = {
     type: 'service_unavailable_error',
     summary: 'The shared state backend (Redis) cannot be reached and `state.onUnavailable` is `closed`: keys with limits or budgets wait until it is back.',
   },
+  server_busy: {
+    status: 503,
+    type: 'service_unavailable_error',
+    summary: 'The request bodies the gateway is receiving and holding reached `server.inFlightBodyLimit`; the body was not read; `Retry-After` says when to try again.',
+  },
   store_unavailable: { status: 503, type: 'service_unavailable_error', summary: 'Stored responses cannot be read now: the state backend (Redis, the state file) is unavailable.' },
   guardrail_unavailable: { status: 503, type: 'service_unavailable_error', summary: "A guardrail's webhook failed or did not answer in time, and its rule fails closed (`onError: block`)." },
   provider_unavailable: { status: 503, type: 'service_unavailable_error', summary: 'Every target of the alias is unavailable (e.g. its provider key is not set) or overloaded.' },

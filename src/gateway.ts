@@ -145,6 +145,7 @@ export class Gateway {
       responses,
       metricsEndpoint: instruments.metrics && runtime.config.metrics.port === undefined ? { metrics: instruments.metrics, path: runtime.config.metrics.path } : undefined,
       bodyLimit: runtime.bodyLimit,
+      inFlightBodyLimit: runtime.inFlightBodyLimit,
       headersTimeoutMs: runtime.config.server.headersTimeoutMs,
       requestTimeoutMs: runtime.config.server.requestTimeoutMs,
       readiness: () => ({ ...options.readiness?.(), ...(this.lastReload ? { lastReload: this.lastReload } : {}) }),

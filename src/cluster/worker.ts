@@ -2,8 +2,9 @@
  * One cluster worker (`server.workers` > 1): a whole Gateway on the port the workers share,
  * minus what the primary does once for all of them: it watches the files and says when to
  * reload, and with `state.backend: memory` it holds the limits and spend (reached over IPC; with
- * Redis the worker connects itself). The worker exits when the primary asks, on SIGTERM/SIGINT
- * (a signal to the process group reaches it too), or when the primary is gone.
+ * Redis the worker connects itself). The worker shuts down gracefully (in-flight requests and
+ * streams finish, the ledger is flushed) when the primary asks, on SIGTERM/SIGINT (a signal to
+ * the process group reaches it too), or when the primary is gone (killed, crashed).
  */
 import cluster from 'node:cluster';
 import type { Gateway, GatewayOptions } from '../gateway.ts';
@@ -49,7 +50,14 @@ export class ClusterWorker {
       if (message.sy === 'reload') this.#reload(message.trigger);
       else if (message.sy === 'shutdown') this.#stop('asked by the cluster primary');
     });
-    process.on('disconnect', () => this.#stop('the cluster primary is gone'));
+    // Node's cluster child exits at once when the channel to the primary closes, unless the worker
+    // is marked as leaving on purpose (lib/internal/cluster/child.js, Node 20 and 24): its own
+    // process 'disconnect' listener runs first and emits the worker's 'disconnect' just before
+    // that check. Marking it there keeps the process alive for the drain below.
+    cluster.worker?.once('disconnect', () => {
+      if (cluster.worker) cluster.worker.exitedAfterDisconnect = true;
+    });
+    process.once('disconnect', () => this.#primaryGone());
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => this.#stop(signal));
     // The primary relays SIGHUP as a reload to every worker; a second one from here would double it.
     process.on('SIGHUP', () => undefined);
@@ -89,6 +97,13 @@ export class ClusterWorker {
       return;
     }
     void gateway.reload(trigger).then((outcome) => this.#send({ sy: 'reloaded', ok: outcome.ok, generation: outcome.generation, watch: watchListOf(gateway) }));
+  }
+
+  /** Logged once: the requests it was answering are finished, not cut. */
+  #primaryGone(): void {
+    const log = this.#gateway?.log;
+    if (!this.#stopping) log?.warn('the cluster primary is gone (killed or crashed): this worker finishes its in-flight requests, then exits');
+    this.#stop('the cluster primary is gone');
   }
 
   #stop(reason: string): void {

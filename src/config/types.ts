@@ -147,6 +147,8 @@ export interface GatewayConfig {
     host: string;
     port: number;
     bodyLimit: string | number;
+    /** Bytes of request bodies in flight at once; `auto` sizes it from the heap. */
+    inFlightBodyLimit: string | number;
     upstreamBodyLimit: string | number;
     headersTimeoutMs: number;
     requestTimeoutMs: number;

@@ -52,10 +52,10 @@ export function teamLabel(ctx: ExchangeView): string {
 }
 
 /** Why the gateway itself refused a request: a limit (named as in gateway.yaml's `limits:`), the key, or the state backend. */
-export const REFUSAL_REASONS = ['rpm', 'tpm', 'concurrency', 'budget', 'unpriced', 'invalid_key', 'model_not_allowed', 'state_unavailable', 'limit'] as const;
+export const REFUSAL_REASONS = ['rpm', 'tpm', 'concurrency', 'budget', 'unpriced', 'invalid_key', 'model_not_allowed', 'state_unavailable', 'bodies_in_flight', 'limit'] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 /** Whose rule refused it. */
-export const REFUSAL_SCOPES = ['key', 'team', 'target'] as const;
+export const REFUSAL_SCOPES = ['key', 'team', 'target', 'gateway'] as const;
 export type RefusalScope = (typeof REFUSAL_SCOPES)[number];
 
 export interface RefusalLabels {
@@ -85,6 +85,8 @@ export function refusalLabels(ctx: ExchangeView): RefusalLabels | undefined {
       return INVALID_KEY;
     case 'limits_unavailable':
       return STATE_UNAVAILABLE;
+    case 'server_busy':
+      return BODIES_IN_FLIGHT;
     case 'model_not_allowed':
       // Every target skipped: the key's (or team's) budget cannot be kept on an unpriced target.
       return targetsAllSkipped(ctx) ? UNPRICED : MODEL_NOT_ALLOWED;
@@ -100,6 +102,7 @@ export function refusalLabels(ctx: ExchangeView): RefusalLabels | undefined {
 const INVALID_KEY: RefusalLabels = Object.freeze({ reason: 'invalid_key', scope: 'key' });
 const STATE_UNAVAILABLE: RefusalLabels = Object.freeze({ reason: 'state_unavailable', scope: 'key' });
 const MODEL_NOT_ALLOWED: RefusalLabels = Object.freeze({ reason: 'model_not_allowed', scope: 'key' });
+const BODIES_IN_FLIGHT: RefusalLabels = Object.freeze({ reason: 'bodies_in_flight', scope: 'gateway' });
 const UNPRICED: RefusalLabels = Object.freeze({ reason: 'unpriced', scope: 'key' });
 const TARGET_TPM: RefusalLabels = Object.freeze({ reason: 'tpm', scope: 'target' });
 const TARGET_LIMIT: RefusalLabels = Object.freeze({ reason: 'limit', scope: 'target' });

@@ -18,7 +18,7 @@ import type { ProviderPlugin, RequestContext, RequestOutcome, RuntimeView, Stage
 import { buildKeyIndex, keyFinder, plainKeySecrets } from './keys.ts';
 import { makeRedactor } from './redact.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { parseSize } from './size.ts';
+import { inFlightBodyLimitOf, parseSize } from './size.ts';
 import { loadPlugins } from './plugins.ts';
 import { buildRoutes, modelResolver } from './routes.ts';
 import { createStages } from './stages.ts';
@@ -36,6 +36,8 @@ export interface Runtime extends RuntimeView {
   /** The first stage that identifies callers, for routes outside the pipeline; undefined when none does. */
   readonly identify: StageInstance['identify'];
   readonly bodyLimit: number;
+  /** `server.inFlightBodyLimit` in bytes, `auto` resolved. */
+  readonly inFlightBodyLimit: number;
   /** Warnings found while building (e.g. providers left unavailable). */
   readonly warnings: readonly ConfigIssue[];
   /** The config file, the plugin files loaded by path and the `${file:...}` files: what a watcher should watch. */
@@ -140,6 +142,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     stages,
     identify: stages.find((s) => s.identify)?.identify,
     bodyLimit: parseSize(config.server.bodyLimit),
+    inFlightBodyLimit: inFlightBodyLimitOf(config.server.inFlightBodyLimit, parseSize(config.server.bodyLimit)),
     warnings: source.issues.filter((i) => i.severity === 'warning').sort(byPosition),
     files: [...new Set([...files, ...parsed.inputs.keys()])],
     inputs: parsed.inputs,

@@ -38,7 +38,7 @@ const byName = <T extends { name: string }>(list: T[]): Record<string, T> => Obj
 
 export function describeChanges(before: GatewayConfig, after: GatewayConfig, pluginFiles: readonly string[] = []): ConfigChanges {
   const needsRestart: string[] = [];
-  for (const field of ['host', 'port', 'bodyLimit', 'headersTimeoutMs', 'requestTimeoutMs', 'workers'] as const) {
+  for (const field of ['host', 'port', 'bodyLimit', 'inFlightBodyLimit', 'headersTimeoutMs', 'requestTimeoutMs', 'workers'] as const) {
     if (before.server[field] !== after.server[field]) needsRestart.push(`server.${field}`);
   }
   if (before.log.format !== after.log.format) needsRestart.push('log.format');

@@ -3,6 +3,7 @@
  * happens outside them (unknown URLs, wrong methods, body parsing failures).
  */
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { BodyBudget, bodyBytesOf, discardUnreadBody } from './body-intake.ts';
 import { handleClientError } from './client-errors.ts';
 import { GatewayError, toGatewayError } from '../errors.ts';
 import type { Protocol } from '../ingress/protocol.ts';
@@ -24,6 +25,8 @@ import type { RouteModule, ServerDeps } from './surface.ts';
 
 export interface AppOptions extends ServerDeps {
   bodyLimit: number;
+  /** Bytes of request bodies received and held at once (`server.inFlightBodyLimit`, resolved). */
+  inFlightBodyLimit: number;
   /** Client timeouts (restart-only settings of `server:`). */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -71,6 +74,17 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const error = new GatewayError('bad_request', raw.httpVersionMajor < 1 ? 'Malformed HTTP request (HTTP/0.9 is not supported).' : 'Malformed HTTP request (HTTP/1.1 requires a Host header).');
     reply.code(error.status).headers({ 'x-request-id': request.id, connection: 'close' }).send(error.toJSON());
   });
+  // Before a byte of the body is read: over the bytes of bodies in flight, 503 with Retry-After.
+  const bodies = new BodyBudget(options.inFlightBodyLimit);
+  app.addHook('onRequest', function boundBodiesInFlight(request, reply, done) {
+    const bytes = bodyBytesOf(request.raw, options.bodyLimit);
+    if (!bytes) return done();
+    if (!bodies.take(bytes)) {
+      return done(new GatewayError('server_busy', 'The gateway is receiving as many request bodies as it can hold (server.inFlightBodyLimit); retry shortly.', { headers: { 'retry-after': '1' } }));
+    }
+    reply.raw.once('close', () => bodies.give(bytes));
+    done();
+  });
   for (const route of routes) route.register(app, options);
 
   app.setNotFoundHandler(function notFound(request, reply) {
@@ -89,6 +103,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.setErrorHandler(function onError(err: Error & { code?: string; statusCode?: number }, request, reply) {
     const error = fromFastifyError(err).redacted(getRuntime().redact);
+    if (error.code === 'request_too_large' || error.code === 'server_busy') {
+      // The body may still be arriving: dropped as it comes, so the client reads this answer (fastify asked to close, which resets).
+      discardUnreadBody(request.raw);
+      reply.removeHeader('connection');
+    }
     if (error.code === 'internal_error') log.error({ err, reqId: request.id }, 'unhandled error');
     // Body-parsing failures happen before the pipeline: answered in the protocol and logged like any other request.
     const protocol = request.routeOptions.url === undefined ? undefined : protocolAt.get(request.routeOptions.url);

@@ -48,6 +48,7 @@ export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type
   limits_unavailable: { status: 529, type: 'overloaded_error' },
   store_unavailable: { status: 529, type: 'overloaded_error' },
   guardrail_unavailable: { status: 529, type: 'overloaded_error' },
+  server_busy: { status: 529, type: 'overloaded_error' },
   provider_unavailable: { status: 529, type: 'overloaded_error' },
   shutting_down: { status: 529, type: 'overloaded_error' },
   timeout: { status: 504, type: 'timeout_error' },

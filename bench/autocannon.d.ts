@@ -13,6 +13,8 @@ declare module 'autocannon' {
     timeout?: number;
     /** Each whole response body; a falsy return counts as a mismatch. */
     verifyBody?: (body: string) => boolean;
+    /** Replace each `[<id>]` in the body with a new random id per request. */
+    idReplacement?: boolean;
   }
   interface Result {
     errors: number;

@@ -20,6 +20,9 @@ export const BODIES = {
   plain: JSON.stringify({ model: 'bench', messages: MESSAGES, temperature: 0 }),
   stream: JSON.stringify({ model: 'bench', messages: MESSAGES, temperature: 0, stream: true }),
   slow: JSON.stringify({ model: 'bench-slow', messages: MESSAGES, temperature: 0, stream: true }),
+  /** A new prompt each request (autocannon replaces `[<id>]`): a cache miss every time. */
+  miss: JSON.stringify({ model: 'bench', messages: [MESSAGES[0], { role: 'user', content: `${MESSAGES[1].content} [<id>]` }], temperature: 0 }),
+  hold: JSON.stringify({ model: 'bench-hold', messages: MESSAGES, temperature: 0, stream: true }),
 };
 
 export interface LoadOptions {
@@ -94,6 +97,7 @@ function autocannonRun(url: string, options: Omit<LoadOptions, 'maxRequests' | '
         duration: seconds,
         timeout: 30,
         verifyBody: body.includes('"stream":true') ? completeStream : undefined,
+        idReplacement: body.includes('[<id>]'),
       },
       (err, summary) => {
         if (err) return reject(err);

@@ -66,6 +66,10 @@ export function figures(samples: Sample[]): Figures {
       samples.flatMap((s) => s.load.firstBytes),
       50,
     ),
+    ttfbP99: percentile(
+      samples.flatMap((s) => s.load.firstBytes),
+      99,
+    ),
     cpuUs: sum((s) => s.cpuUs) / completed,
     peakRssMb: Math.max(...samples.map((s) => s.peakRssMb)),
     serverBusy: sum((s) => s.cpuUs) / wallUs,

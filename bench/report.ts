@@ -2,6 +2,7 @@
  * The benchmark's report: one markdown summary table of the issue's targets (each a median over
  * rounds, with its range, and PASS or MISS), then the figures behind it.
  */
+import { type HoldCheck, HOLD_PAUSE_MS } from './hold.ts';
 import { type Spread, slope, spread } from './stats.ts';
 
 /** What one measured run of one server gave. */
@@ -14,6 +15,7 @@ export interface Figures {
   p50: number;
   p99: number;
   ttfbP50: number;
+  ttfbP99: number;
   /** utime + stime of the server process over the run, per completed request. */
   cpuUs: number;
   peakRssMb: number;
@@ -27,10 +29,11 @@ export interface Figures {
   listenOverflows: number;
 }
 
-export type Scenario = 'plain' | 'stream' | 'latency' | 'ttfb' | 'slow';
+export type Scenario = 'plain' | 'stream' | 'miss' | 'latency' | 'ttfb' | 'slow';
 export const SCENARIO_TITLES: Record<Scenario, string> = {
   plain: 'non-streamed, 10 connections',
   stream: 'streamed (20 events), 10 connections',
+  miss: 'non-streamed, a new prompt each request, 10 connections',
   latency: 'non-streamed, 1 connection, sequential',
   ttfb: 'streamed, 1 connection, sequential',
   slow: '1,000 concurrent slow streams (50 ms between events)',
@@ -54,6 +57,11 @@ export interface BenchData {
   hop: string;
   gateway: string;
   variants: string[];
+  /** The variants with the guardrails stage and with the cache stage. */
+  guardrails: string;
+  cache: string;
+  /** Whether a 20-event stream flowed before its end, per server. */
+  hold: HoldCheck[];
   idleRssMb: Record<string, number>;
   idleAfterRssMb: number;
   soak: SoakFigures;
@@ -199,6 +207,8 @@ export function renderReport(data: BenchData): string {
   });
   out.push(table(['server', 'CPU µs/request', 'Δ µs', 'req/s', 'CPU µs/stream', 'Δ µs', 'log bytes/request'], featureRows));
 
+  out.push('', ...guardrailsSection(data), '', ...cacheSection(data));
+
   out.push('', '## Every run', '');
   out.push(
     'Core 1 busy: the server under test; core 0 busy: load generator + upstream (near 100 %, the load side limited the run). CPU pressure: share of the run in which some task on the machine waited for a CPU (other work on the machine shows here). Listen overflows: SYNs dropped on a full listen queue (a client then waits 1 s to retry).',
@@ -216,6 +226,7 @@ export function renderReport(data: BenchData): string {
         num(r.p50, 3),
         num(r.p99, 3),
         scenario === 'ttfb' ? num(r.ttfbP50, 3) : '',
+        scenario === 'ttfb' ? num(r.ttfbP99, 3) : '',
         num(r.cpuUs, 0),
         num(r.peakRssMb, 0),
         `${num(r.serverBusy * 100, 0)} %`,
@@ -231,7 +242,10 @@ export function renderReport(data: BenchData): string {
     );
   }
   out.push(
-    table(['run', 'server', 'round', 'req/s', 'p50 ms', 'p99 ms', 'TTFB p50 ms', 'CPU µs/req', 'peak RSS MB', 'core 1 busy', 'core 0 busy', 'CPU pressure', 'listen overflows', 'errors'], runRows),
+    table(
+      ['run', 'server', 'round', 'req/s', 'p50 ms', 'p99 ms', 'TTFB p50 ms', 'TTFB p99 ms', 'CPU µs/req', 'peak RSS MB', 'core 1 busy', 'core 0 busy', 'CPU pressure', 'listen overflows', 'errors'],
+      runRows,
+    ),
   );
 
   out.push('', '## Memory soak', '');
@@ -246,6 +260,110 @@ export function renderReport(data: BenchData): string {
   );
   if (data.notes.length) out.push('', '## Notes', '', ...data.notes.map((n) => `- ${n}`));
   return `${out.join('\n')}\n`;
+}
+
+/** The issue's guardrails targets: TTFB p50 up by less than 5 ms, a stream never held whole. */
+export const GUARDRAILS_TTFB_MS = 5;
+
+function guardrailsSection(data: BenchData): string[] {
+  const { gateway, hop, guardrails } = data;
+  const s = (scenario: Scenario, server: string, key: keyof Figures, digits: number) => show(field(runsOf(data, scenario, server), key), digits);
+  const d = (scenario: Scenario, key: keyof Figures, digits: number) => plus(paired(data, scenario, key, guardrails, gateway, 'delta'), digits);
+  const r = (scenario: Scenario, key: keyof Figures) => times(paired(data, scenario, key, guardrails, gateway, 'ratio'));
+  const ttfbRise = paired(data, 'ttfb', 'ttfbP50', guardrails, gateway, 'delta');
+  const rows = [
+    [
+      'Non-streamed, 10 conns: CPU per request',
+      `${s('plain', hop, 'cpuUs', 0)} µs`,
+      `${s('plain', gateway, 'cpuUs', 0)} µs`,
+      `${s('plain', guardrails, 'cpuUs', 0)} µs`,
+      `${d('plain', 'cpuUs', 0)} µs, ${r('plain', 'cpuUs')}`,
+      '',
+    ],
+    [
+      'Streams (20 events): CPU per stream',
+      `${s('stream', hop, 'cpuUs', 0)} µs`,
+      `${s('stream', gateway, 'cpuUs', 0)} µs`,
+      `${s('stream', guardrails, 'cpuUs', 0)} µs`,
+      `${d('stream', 'cpuUs', 0)} µs, ${r('stream', 'cpuUs')}`,
+      '',
+    ],
+    ['1 connection: latency p50', `${s('latency', hop, 'p50', 3)} ms`, `${s('latency', gateway, 'p50', 3)} ms`, `${s('latency', guardrails, 'p50', 3)} ms`, `${d('latency', 'p50', 3)} ms`, ''],
+    [
+      'Streams, 1 connection: time to first byte p50',
+      `${s('ttfb', hop, 'ttfbP50', 3)} ms`,
+      `${s('ttfb', gateway, 'ttfbP50', 3)} ms`,
+      `${s('ttfb', guardrails, 'ttfbP50', 3)} ms`,
+      `${d('ttfb', 'ttfbP50', 3)} ms`,
+      `< +${GUARDRAILS_TTFB_MS} ms: ${ttfbRise.median < GUARDRAILS_TTFB_MS ? 'PASS' : '**MISS**'}`,
+    ],
+    [
+      'Streams, 1 connection: time to first byte p99',
+      `${s('ttfb', hop, 'ttfbP99', 3)} ms`,
+      `${s('ttfb', gateway, 'ttfbP99', 3)} ms`,
+      `${s('ttfb', guardrails, 'ttfbP99', 3)} ms`,
+      `${d('ttfb', 'ttfbP99', 3)} ms`,
+      '',
+    ],
+  ];
+  const holdRows = data.hold.map((h) => [
+    h.server,
+    `${h.streamsWithEarlyContent} of ${h.streams}`,
+    `${num(h.charsBeforeFinish, 0)} of ${num(h.contentChars, 0)} (${num((100 * h.charsBeforeFinish) / h.contentChars, 1)} %)`,
+    `${num(h.firstContentMs, 1)} ms`,
+    `${num(h.endMs, 1)} ms`,
+    String(h.errors),
+    h.streams > 0 && h.errors === 0 && h.streamsWithEarlyContent === h.streams ? 'PASS' : '**MISS**',
+  ]);
+  return [
+    '## Guardrails: the built-in detectors on and off',
+    '',
+    `"${guardrails}": the guardrails stage with rule \`pii\` (redact, restore) on the request and \`secrets\` (block) on the request and the answer, for every request. Δ and ratio against the gateway in the same round, then their median.`,
+    '',
+    table(['measure', 'bare undici hop', 'gateway', 'gateway, guardrails on', 'guardrails Δ', 'target'], rows),
+    '',
+    `Never held whole: the upstream's 20-event stream pauses ${num(HOLD_PAUSE_MS, 0)} ms after its 18 content events, before its finish event; content received more than half the pause before the stream's end passed through while the upstream still held the stream open. Target: every stream's first content arrives before the finish event.`,
+    '',
+    table(['server', 'streams with content before the finish', 'content characters before the finish', 'first content p50', 'stream end p50', 'errors', ''], holdRows),
+  ];
+}
+
+function cacheSection(data: BenchData): string[] {
+  const { gateway, hop, cache } = data;
+  // A hit: the same request again (the plain runs); a miss: a new prompt each request.
+  const cells = (scenario: Scenario, server: string) => {
+    const f = field(runsOf(data, scenario, server), 'cpuUs');
+    const rps = field(runsOf(data, scenario, server), 'rps');
+    return [`${show(f, 0)} µs`, `${show(rps, 0)} req/s`];
+  };
+  const vs = (scenario: Scenario, against: Scenario, againstServer: string) => {
+    const cpu = pairedAcross(data, scenario, cache, against, againstServer, 'cpuUs');
+    const rps = pairedAcross(data, scenario, cache, against, againstServer, 'rps');
+    return [times(cpu), times(rps)];
+  };
+  const rows = [
+    ['bare undici hop (the same request)', ...cells('plain', hop), '', ''],
+    ['bare undici hop (a new prompt each request)', ...cells('miss', hop), '', ''],
+    ['gateway, no cache (a new prompt each request)', ...cells('miss', gateway), '', ''],
+    ['cache miss (a new prompt each request)', ...cells('miss', cache), ...vs('miss', 'miss', hop)],
+    ['cache hit (the same request again)', ...cells('plain', cache), ...vs('plain', 'plain', hop)],
+    ['cache hit against a miss', '', '', ...vs('plain', 'miss', cache)],
+    ['cache miss against the gateway without cache', '', '', ...vs('miss', 'miss', gateway)],
+  ];
+  return [
+    '## Cache: a hit against a miss and the hop',
+    '',
+    `"${cache}": the cache stage (memory, scope key). Non-streamed, 10 connections; ratios within each round, then their median. A hit answers without calling the upstream.`,
+    '',
+    table(['server, requests', 'CPU µs/request', 'req/s', 'CPU vs the hop on the same requests (or as named)', 'req/s vs the hop (or as named)'], rows),
+  ];
+}
+
+/** Per round, one server's figure in one scenario over another's in another scenario; then their spread. */
+function pairedAcross(data: BenchData, scenario: Scenario, server: string, againstScenario: Scenario, against: string, key: keyof Figures): Spread {
+  const a = runsOf(data, scenario, server);
+  const b = runsOf(data, againstScenario, against);
+  return spread(a.slice(0, b.length).map((r, i) => (r[key] as number) / (b[i][key] as number)));
 }
 
 function table(head: string[], rows: string[][]): string {

@@ -8,9 +8,11 @@
  * measure is the CPU time each server used per request (/proc/<pid>/stat), which a noisy machine
  * moves far less than throughput. Servers under test: the hop, the gateway
  * started as its README says (the bin, with its own V8 flags) with auth, validation, the log line
- * (JSON to a file), metrics and the request ledger (SQLite) on, and five variants: log line off,
+ * (JSON to a file), metrics and the request ledger (SQLite) on, and variants: log line off,
  * metrics off, tracing on (to an OTLP sink in the upstream), ledger off, ledger on PostgreSQL (a
- * server started as the tests start it). The report goes to stdout and bench/results/latest.md (a full
+ * server started as the tests start it), guardrails on (the built-in detectors: stream TTFB and a
+ * check that a stream is never held whole, bench/hold.ts), the response cache on (a hit, the same
+ * request again, against a miss, a new prompt each request). The report goes to stdout and bench/results/latest.md (a full
  * run also to bench/results/<date>.md).
  *
  *   BENCH_SECONDS       length of each load run (default 8, quick 2)
@@ -30,8 +32,9 @@ import { cpuPressureMicros, figures, type Sample, sample, soak } from './measure
 import { CLOCK_TICKS, machine, rssMb } from './procfs.ts';
 import { type BenchData, type Figures, renderReport, type Scenario, SCENARIO_TITLES } from './report.ts';
 import { startPostgres, type PostgresServer } from '../test/helpers/postgres.ts';
+import { holdCheck } from './hold.ts';
 import { measureLedger } from './ledger.ts';
-import { cpusAllowed, GATEWAY_ROOT, type GatewayVariant, pinSelf, ROOT, type Server, startGateway, startHop, startUpstream, stop } from './servers.ts';
+import { cpusAllowed, GATEWAY_ROOT, type GatewayVariant, KEY, pinSelf, ROOT, type Server, startGateway, startHop, startUpstream, stop } from './servers.ts';
 
 const QUICK = process.argv.includes('--quick');
 
@@ -62,12 +65,17 @@ const VARIANTS: GatewayVariant[] = [
   // The gateway's default keeps the request ledger in its SQLite state file.
   { name: 'gateway, ledger off', ledger: 'off' },
 ];
+const GUARDRAILS: GatewayVariant = { name: 'gateway, guardrails on', guardrails: true };
+const CACHE: GatewayVariant = { name: 'gateway, cache on', cache: true };
+/** Streams per server in the never-held-whole check (each lasts the upstream's pause, 300 ms). */
+const HOLD_STREAMS = QUICK ? 5 : 20;
 
 type Load = (url: string) => Promise<LoadResult>;
 /** One block of each scenario. */
 const BLOCKS: Record<Scenario, { count: number; load: Load }> = {
   plain: { count: LOAD_BLOCKS, load: (url) => saturate(url, { body: BODIES.plain, connections: 10, seconds: SECONDS / LOAD_BLOCKS }) },
   stream: { count: LOAD_BLOCKS, load: (url) => saturate(url, { body: BODIES.stream, connections: 10, seconds: SECONDS / LOAD_BLOCKS }) },
+  miss: { count: LOAD_BLOCKS, load: (url) => saturate(url, { body: BODIES.miss, connections: 10, seconds: SECONDS / LOAD_BLOCKS }) },
   latency: {
     count: SEQUENTIAL_BLOCKS,
     load: (url) => closedLoop(url, { body: BODIES.plain, connections: 1, seconds: 60, maxRequests: Math.ceil(SEQUENTIAL / SEQUENTIAL_BLOCKS) }),
@@ -127,8 +135,11 @@ async function main(): Promise<void> {
     postgres = await startPostgres();
     const ledgerDatabase = await postgres.createDatabase('bench_ledger');
     const variants: Server[] = [];
-    for (const v of [...VARIANTS, { name: 'gateway, ledger on PostgreSQL', ledger: { postgres: ledgerDatabase } } satisfies GatewayVariant]) variants.push(await startGateway(dir, upstream, v));
+    for (const v of [...VARIANTS, { name: 'gateway, ledger on PostgreSQL', ledger: { postgres: ledgerDatabase } } satisfies GatewayVariant, GUARDRAILS, CACHE])
+      variants.push(await startGateway(dir, upstream, v));
     servers.push(...variants);
+    const guardrails = variants.find((v) => v.name === GUARDRAILS.name) as Server;
+    const cache = variants.find((v) => v.name === CACHE.name) as Server;
     await sleep(2000);
     const idleRssMb = Object.fromEntries([hop, gateway].map((s) => [s.name, rssMb(s.pid)]));
     const gatewayCmdline = readFileSync(`/proc/${gateway.pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
@@ -155,8 +166,11 @@ async function main(): Promise<void> {
     for (const s of [hop, gateway, ...variants]) await warmUp(s);
     for (let round = 1; round <= ROUNDS; round++) {
       for (const scenario of ['plain', 'stream'] as const) await interleaved(scenario, [hop, gateway, ...variants], round);
-      for (const scenario of ['latency', 'ttfb'] as const) await interleaved(scenario, [hop, gateway], round);
+      await interleaved('miss', [hop, gateway, cache], round);
+      for (const scenario of ['latency', 'ttfb'] as const) await interleaved(scenario, [hop, gateway, guardrails], round);
     }
+    const hold = [];
+    for (const s of [hop, gateway, guardrails]) hold.push(await holdCheck(s, HOLD_STREAMS));
     console.error(`memory soak: ${SOAK_SECONDS} s of mixed load on the gateway`);
     const soakFigures = await soak(gateway, SOAK_SECONDS);
     // The 1,000-stream runs last: what they leave in the heap is theirs (≤ 250 MB), not "RSS under load" (≤ 150 MB).
@@ -169,6 +183,7 @@ async function main(): Promise<void> {
     const traceExports = ((await (await fetch(`${upstream.url}/stats`)).json()) as { traceExports: number }).traceExports;
     const metricsOn = (await fetch(`${gateway.url}/metrics`)).status;
     const metricsOff = (await fetch(`${variants[1].url}/metrics`)).status;
+    const featureChecks = await checkFeatures(gateway, guardrails, cache);
     const wall = (Date.now() - started) / 1000;
     const date = new Date().toISOString().slice(0, 10);
     const data: BenchData = {
@@ -184,11 +199,14 @@ async function main(): Promise<void> {
       hop: hop.name,
       gateway: gateway.name,
       variants: variants.map((v) => v.name),
+      guardrails: guardrails.name,
+      cache: cache.name,
+      hold,
       idleRssMb,
       idleAfterRssMb,
       soak: soakFigures,
       notes: [
-        `Checks: the PostgreSQL ledger variant booked ${ledgerRows} rows; the tracing variant's spans reached the OTLP sink in ${traceExports} exports; GET /metrics answered ${metricsOn} with metrics on, ${metricsOff} with them off; the log line's bytes per request are in the features table.`,
+        `Checks: the PostgreSQL ledger variant booked ${ledgerRows} rows; the tracing variant's spans reached the OTLP sink in ${traceExports} exports; GET /metrics answered ${metricsOn} with metrics on, ${metricsOff} with them off; the log line's bytes per request are in the features table. ${featureChecks}`,
         'CPU µs per request: utime + stime of the server process over the run (/proc/<pid>/stat), divided by the requests completed in it.',
         `Request ledger (bench/ledger.ts, CPU of one process, no HTTP): ${ledgerCost.recordUs.toFixed(2)} µs per request at its end (the row built and queued), then ${ledgerCost.sqliteWriteUs.toFixed(1)} µs per row written to SQLite and ${ledgerCost.postgresWriteUs?.toFixed(1)} µs per row sent to PostgreSQL by the writer's timer (500-row batches), on the same thread. The gateway's default keeps the SQLite ledger; the variants "ledger off" and "ledger on PostgreSQL" show the whole difference under load.`,
         "Peak RSS: VmHWM of /proc/<pid>/status, reset at the start of each run (clear_refs), so it is the run's own peak.",
@@ -208,6 +226,23 @@ async function main(): Promise<void> {
     await postgres?.destroy();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** That the guardrails and cache variants did their work: a key in a prompt refused, the same request answered from the cache. */
+async function checkFeatures(gateway: Server, guardrails: Server, cache: Server): Promise<string> {
+  // An OpenAI-style key in the prompt: the `secrets` rule blocks it before any provider is called.
+  const secret = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: `my key is sk-proj-${'A1b2C3d4E5f6G7h8'.repeat(3)}` }] });
+  const post = (s: Server, body: string) => fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body });
+  const blocked = await post(guardrails, secret);
+  const code = ((await blocked.json()) as { error?: { code?: string } }).error?.code;
+  const passed = (await post(gateway, secret)).status;
+  const hits: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const res = await post(cache, BODIES.plain);
+    await res.arrayBuffer();
+    hits.push(res.headers.get('x-switchyard-cache') ?? 'none');
+  }
+  return `A prompt holding an API key: the guardrails variant answered ${blocked.status} ${code}, the gateway without guardrails ${passed}. The cache variant answered the benchmark's request twice more with x-switchyard-cache ${hits.join(', ')}.`;
 }
 
 /** Rows the ledger variant wrote to PostgreSQL. */

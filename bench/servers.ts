@@ -37,6 +37,10 @@ export interface GatewayVariant {
   tracing?: boolean;
   /** The request ledger: 'off', or a PostgreSQL URL; default the SQLite state file (the memory backend's default). */
   ledger?: 'off' | { postgres: string };
+  /** The guardrails stage with the built-in detectors: PII redacted (and restored) on the request, secrets blocked on both sites. */
+  guardrails?: boolean;
+  /** The exact response cache (memory, scope key). */
+  cache?: boolean;
 }
 
 /** Pins this process (the load generator) and all its threads to the load core. */
@@ -137,9 +141,18 @@ providers:
 models:
   bench: { targets: [{ provider: upstream, model: bench }] }
   bench-slow: { targets: [{ provider: upstream, model: bench-slow }] }
+  bench-hold: { targets: [{ provider: upstream, model: bench-hold }] }
 metrics: { enabled: ${variant.metrics ?? true} }
-${variant.tracing ? `tracing: { endpoint: "${upstream.url}", protocol: http/protobuf }\n` : ''}${ledgerYaml(variant)}pipeline: [auth, validate, route, retry, transform-response, log]
+${variant.tracing ? `tracing: { endpoint: "${upstream.url}", protocol: http/protobuf }\n` : ''}${ledgerYaml(variant)}pipeline: [auth, validate, route, ${extraStages(variant)}retry, transform-response, log]
 `;
+}
+
+/** The opt-in stages of a variant, between route and retry as the README places them. */
+function extraStages({ guardrails, cache }: GatewayVariant): string {
+  const stages: string[] = [];
+  if (guardrails) stages.push('{ stage: guardrails, options: { rules: { pii: { detect: [pii], action: redact, restore: true, on: [request] }, secrets: { detect: [secrets], action: block } } } }');
+  if (cache) stages.push('{ stage: cache, options: { ttl: 3600, scope: key } }');
+  return stages.map((s) => `${s}, `).join('');
 }
 
 function ledgerYaml({ ledger }: GatewayVariant): string {

@@ -4,7 +4,8 @@
  *   POST …/chat/completions  non-streamed: one fixed completion. Streamed: 20 `data:` events and
  *                            `data: [DONE]`, each event written on its own, as a model's tokens
  *                            arrive (one event loop turn apart; 50 ms apart when the model's name
- *                            contains "slow").
+ *                            contains "slow"; when it contains "hold", a pause of 300 ms after
+ *                            the 18 content events, before the finish and usage events).
  *   POST /v1/traces          an OTLP/HTTP collector that reads and discards (an empty body is an
  *                            empty ExportTraceServiceResponse, valid in protobuf and JSON).
  *   GET  /stats              how many trace exports arrived, as JSON.
@@ -14,6 +15,7 @@
  * Usage: node bench/upstream.ts <port>
  */
 import { createServer, type ServerResponse } from 'node:http';
+import { HOLD_PAUSE_MS } from './hold.ts';
 
 const STREAM_EVENTS = 20;
 const SLOW_GAP_MS = 50;
@@ -52,14 +54,15 @@ function answersFor(model: string): { completion: string; events: string[] } {
   return answers;
 }
 
-function stream(res: ServerResponse, events: string[], gapMs: number): void {
+function stream(res: ServerResponse, events: string[], gapMs: number, hold: boolean): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let next = 0;
   const writeNext = () => {
     if (res.destroyed) return;
     if (next === events.length - 1) return void res.end(events[next]);
     res.write(events[next++]);
-    if (gapMs > 0) setTimeout(writeNext, gapMs);
+    if (hold && next === STREAM_EVENTS - 2) setTimeout(writeNext, HOLD_PAUSE_MS);
+    else if (gapMs > 0) setTimeout(writeNext, gapMs);
     else setImmediate(writeNext);
   };
   writeNext();
@@ -84,7 +87,7 @@ const server = createServer((req, res) => {
     }
     const model = typeof request.model === 'string' ? request.model : 'bench';
     const { completion, events } = answersFor(model);
-    if (request.stream === true) return stream(res, events, model.includes('slow') ? SLOW_GAP_MS : 0);
+    if (request.stream === true) return stream(res, events, model.includes('slow') ? SLOW_GAP_MS : 0, model.includes('hold'));
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(completion) });
     res.end(completion);
   });

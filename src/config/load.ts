@@ -7,14 +7,14 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import gatewaySchema from '../../schemas/gateway.schema.json' with { type: 'json' };
-import { ConfigSource } from './source.ts';
+import { ConfigSource, type ConfigIssues } from './source.ts';
 import { interpolate, unresolvedReason, type UnsetVariable } from './interpolate.ts';
 import { SecretFiles } from './secret-files.ts';
 import { fingerprintOf } from './fingerprint.ts';
-import { makeRedactor } from '../runtime/redact.ts';
+import { makeRedactor, type RedactionIndex } from '../runtime/redact.ts';
 import { describeSchemaErrors, closest } from './schema-errors.ts';
 import { compileGlob } from './glob.ts';
-import { secretsOf } from './key-secrets.ts';
+import { secretsOf, type KeySecret } from './key-secrets.ts';
 import type { GatewayConfig, StageRef } from './types.ts';
 import type { PathSegment } from './issues.ts';
 import { BUILTIN_STAGES, DEFAULT_PIPELINE, builtinStage } from '../pipeline/stages.ts';
@@ -25,8 +25,9 @@ const validateGateway = ajv.compile<GatewayConfig>(gatewaySchema);
 /** Built-ins whose relative order is fixed; custom stages may go anywhere between them. */
 const ORDERED_BUILTINS = BUILTIN_STAGES.filter((s) => s.ordered).map((s) => s.name);
 
-export interface ParsedConfig {
-  source: ConfigSource;
+/** `source`: the YAML document itself when parsed on this thread, placed issues when parsed by a worker. */
+export interface ParsedConfig<Source extends ConfigIssues = ConfigIssues> {
+  source: Source;
   /** Present when the schema passed (cross-check errors may still be in source.issues). */
   config?: GatewayConfig;
   configDir: string;
@@ -39,6 +40,12 @@ export interface ParsedConfig {
   inputs: ReadonlyMap<string, string>;
   /** Values read with `${file:...}`: secrets, scrubbed like every configured key. */
   fileSecrets: readonly string[];
+  /** The secrets of each `keys:` entry (digests computed once, by the cross-checks), by index. */
+  keySecrets?: readonly (readonly KeySecret[])[];
+  /** Each key entry's JSON, by index, when already computed (by a reload's worker thread): what the reload's diff compares. */
+  keyJson?: readonly string[];
+  /** What to redact of `fileSecrets` and the keys' plain secrets, when already built (by a reload's worker thread). */
+  redaction?: RedactionIndex;
 }
 
 /** Where a config file is shown in messages: relative to the working directory when inside it. */
@@ -47,7 +54,7 @@ export function displayName(file: string): string {
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
 }
 
-export async function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ParsedConfig> {
+export async function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ParsedConfig<ConfigSource>> {
   const absolute = path.resolve(file);
   // Bytes first: the fingerprint is of what is on disk, as the watcher reads it.
   const bytes = await readFile(absolute);
@@ -55,20 +62,22 @@ export async function parseConfigFile(file: string, env: NodeJS.ProcessEnv = pro
 }
 
 /** `fingerprint`: of the bytes `text` came from, when it came from the file (not from an edit being checked). */
-export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.ProcessEnv = process.env, fingerprint?: string): ParsedConfig {
+export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.ProcessEnv = process.env, fingerprint?: string): ParsedConfig<ConfigSource> {
   const source = new ConfigSource(displayName(absoluteFile), text);
   // Not the real path: relative `${file:...}` paths and `state.file` resolve beside the name the
   // gateway was given (for a Kubernetes mount, the mount, not the timestamped folder behind it).
   const configDir = path.dirname(absoluteFile);
   const unavailable = new Map<string, string>();
   const files = new SecretFiles(configDir);
-  const result = (config?: GatewayConfig): ParsedConfig => ({
+  let keySecrets: KeySecret[][] | undefined;
+  const result = (config?: GatewayConfig): ParsedConfig<ConfigSource> => ({
     source,
     config,
     configDir,
     unavailable,
     inputs: new Map([...(fingerprint ? [[absoluteFile, fingerprint] as const] : []), ...files.fingerprints]),
     fileSecrets: [...files.values],
+    keySecrets,
   });
   if (source.hasErrors) return result();
 
@@ -92,7 +101,7 @@ export function parseConfigText(text: string, absoluteFile: string, env: NodeJS.
   (data as Partial<GatewayConfig>).pipeline ??= [...DEFAULT_PIPELINE];
   if (!valid) for (const f of describeSchemaErrors(validateGateway.errors ?? [], data)) source.error(f.path, f.message, { key: f.key });
   // Cross-checks run even after schema errors (tolerating odd shapes) so one run reports all.
-  crossCheck(source, data as Partial<GatewayConfig>);
+  keySecrets = crossCheck(source, data as Partial<GatewayConfig>);
   return result(valid ? (data as GatewayConfig) : undefined);
 }
 
@@ -115,7 +124,8 @@ function reportUnset(source: ConfigSource, u: UnsetVariable, unavailable: Map<st
 const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
-function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): void {
+/** Returns the secrets of each key entry, which it had to compute anyway. */
+function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): KeySecret[][] {
   const providers = isObject(config.providers) ? config.providers : {};
   const models = isObject(config.models) ? config.models : {};
   const providerNames = Object.keys(providers);
@@ -174,6 +184,7 @@ function crossCheck(source: ConfigSource, config: Partial<GatewayConfig>): void 
   // `keys:` written as something other than a list is an error of its own, not "no keys".
   const keyCount = config.keys === undefined || Array.isArray(config.keys) ? keys.length : undefined;
   if (Array.isArray(config.pipeline)) checkPipeline(source, config.pipeline, keyCount);
+  return secretsByKey;
 }
 
 function stageName(ref: unknown): string | undefined {

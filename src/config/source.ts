@@ -6,10 +6,13 @@ import { type Document, LineCounter, parseDocument, isMap, isPair, isScalar, isS
 import { describeYamlError } from './yaml-errors.ts';
 import { formatPath, type ConfigIssue, type PathSegment } from './issues.ts';
 
-export class ConfigSource {
+/**
+ * The issues found in one config file, each placed at file:line:col. Where positions come from
+ * is the subclass's: the YAML document itself (ConfigSource), or a table of them made by a
+ * reload's worker thread (config/parse-off-thread.ts).
+ */
+export abstract class ConfigIssues {
   readonly file: string;
-  readonly doc: Document.Parsed;
-  readonly #lines: LineCounter;
   readonly issues: ConfigIssue[] = [];
   /**
    * Applied to every message added from now on. A message may quote a value (an enum's "got
@@ -18,8 +21,35 @@ export class ConfigSource {
    */
   scrub: (message: string) => string = (message) => message;
 
-  constructor(file: string, text: string) {
+  constructor(file: string) {
     this.file = file;
+  }
+
+  /** Line and column of the node at `path`, or of its nearest existing ancestor. */
+  abstract locate(path: readonly PathSegment[], key?: boolean): { line: number; col: number };
+
+  issue(severity: ConfigIssue['severity'], path: readonly PathSegment[], message: string, opts: { key?: boolean; at?: { line: number; col: number } } = {}): ConfigIssue {
+    const { line, col } = opts.at ?? this.locate(path, opts.key);
+    const issue: ConfigIssue = { severity, file: this.file, line, col, path: formatPath(path), message: this.scrub(message) };
+    this.issues.push(issue);
+    return issue;
+  }
+
+  error(path: readonly PathSegment[], message: string, opts?: { key?: boolean }): void {
+    this.issue('error', path, message, opts);
+  }
+
+  get hasErrors(): boolean {
+    return this.issues.some((i) => i.severity === 'error');
+  }
+}
+
+export class ConfigSource extends ConfigIssues {
+  readonly doc: Document.Parsed;
+  readonly #lines: LineCounter;
+
+  constructor(file: string, text: string) {
+    super(file);
     this.#lines = new LineCounter();
     this.doc = parseDocument(text, { lineCounter: this.#lines, prettyErrors: false, uniqueKeys: true });
     // Only the first syntax error: the ones after it are nearly always its echoes.
@@ -84,15 +114,26 @@ export class ConfigSource {
     return { line: 1, col: 1 };
   }
 
-  issue(severity: ConfigIssue['severity'], path: readonly PathSegment[], message: string, opts: { key?: boolean; at?: { line: number; col: number } } = {}): ConfigIssue {
-    const { line, col } = opts.at ?? this.locate(path, opts.key);
-    const issue: ConfigIssue = { severity, file: this.file, line, col, path: formatPath(path), message: this.scrub(message) };
-    this.issues.push(issue);
-    return issue;
-  }
-
-  error(path: readonly PathSegment[], message: string, opts?: { key?: boolean }): void {
-    this.issue('error', path, message, opts);
+  /**
+   * Where every node starts (and, for a mapping value, where its key starts), by formatted path:
+   * what a worker thread hands back so that issues found later, on the serving thread, keep their
+   * file:line:col without the YAML document. Below `keys[i]` only the entry itself is recorded:
+   * tens of thousands of keys would otherwise make the table the size of the file again.
+   */
+  positionTable(): PositionTable {
+    const table: PositionTable = new Map();
+    const walk = (node: unknown, path: PathSegment[], keyNode?: Node): void => {
+      const at = node as Node | undefined;
+      const here: number[] = at?.range ? this.#pos(at.range[0]) : [];
+      if (keyNode?.range) here.push(...(here.length ? [] : [0, 0]), ...this.#pos(keyNode.range[0]));
+      if (here.length) table.set(formatPath(path), here);
+      if (path[0] === 'keys' && path.length >= 2) return;
+      if (isMap(node)) {
+        for (const pair of node.items) if (isScalar(pair.key)) walk(pair.value, [...path, String(pair.key.value)], pair.key);
+      } else if (isSeq(node)) node.items.forEach((item, i) => walk(item, [...path, i]));
+    };
+    walk(this.doc.contents, []);
+    return table;
   }
 
   positionOf(node: Node): { line: number; col: number } {
@@ -104,9 +145,28 @@ export class ConfigSource {
     const p = this.#lines.linePos(offset);
     return [p.line, p.col];
   }
+}
 
-  get hasErrors(): boolean {
-    return this.issues.some((i) => i.severity === 'error');
+/** Formatted path → [line, col] of the node, then [line, col] of its mapping key when it has one ([0, 0] first when only the key is known). */
+export type PositionTable = Map<string, number[]>;
+
+/** Issues placed from a position table (built by ConfigSource.positionTable in a worker thread). */
+export class PlacedIssues extends ConfigIssues {
+  readonly #table: PositionTable;
+
+  constructor(file: string, table: PositionTable) {
+    super(file);
+    this.#table = table;
+  }
+
+  locate(path: readonly PathSegment[], key = false): { line: number; col: number } {
+    for (let depth = path.length; depth >= 0; depth--) {
+      const p = this.#table.get(formatPath(path.slice(0, depth)));
+      if (!p) continue;
+      if (key && depth === path.length && p.length === 4) return { line: p[2], col: p[3] };
+      if (p[0] > 0) return { line: p[0], col: p[1] };
+    }
+    return { line: 1, col: 1 };
   }
 }
 

@@ -31,7 +31,7 @@ export async function openStateBackend(config: StateConfig, options: EngineOptio
 
 /** The memory store on its file; says loudly what a previous process left reserved, booked now. */
 export function openMemoryStore(options: MemoryStoreOptions, log: GovernanceLogger): MemoryStore {
-  const store = new MemoryStore(options);
+  const store = new MemoryStore({ log, ...options });
   const { requests, nano } = store.recovered;
   if (requests > 0) {
     log.warn(

@@ -17,6 +17,7 @@
  */
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { dayId, PERIODS, periodId } from './periods.ts';
+import { BUSY_TIMEOUT_MS, inTransaction } from '../runtime/sqlite.ts';
 import type { UsageRow } from './store.ts';
 import type { TokenUsage, UsageLabels } from './types.ts';
 
@@ -69,7 +70,8 @@ export class Ledger {
   /** `path` ':memory:' keeps nothing across restarts (tests, or no file configured). */
   constructor(path: string) {
     this.#db = new DatabaseSync(path);
-    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 1000;');
+    // A few ms, never the serving thread's second: a locked file fails the write, which is queued and retried (memory-store.ts).
+    this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
     this.#db.exec(SCHEMA);
     this.#spent = this.#db.prepare('SELECT nano FROM spend WHERE scope = ? AND period = ?');
     this.#addSpend = this.#db.prepare('INSERT INTO spend (scope, period, nano) VALUES (?, ?, ?) ON CONFLICT (scope, period) DO UPDATE SET nano = nano + excluded.nano');
@@ -175,15 +177,7 @@ export class Ledger {
 
   /** Runs `fn` as one transaction: all of a settle is on disk, or none of it. */
   atomically<T>(fn: () => T): T {
-    this.#db.exec('BEGIN IMMEDIATE');
-    try {
-      const result = fn();
-      this.#db.exec('COMMIT');
-      return result;
-    } catch (err) {
-      this.#db.exec('ROLLBACK');
-      throw err;
-    }
+    return inTransaction(this.#db, fn);
   }
 
   close(): void {

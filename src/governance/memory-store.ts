@@ -8,23 +8,18 @@
  * spend of the requests in flight at the crash is never lost.
  */
 import { Ledger } from './ledger.ts';
+import { LockWatch } from '../runtime/sqlite.ts';
 import { periodId } from './periods.ts';
 import { ScopeState } from './scope-state.ts';
 import { StateUnavailableError } from './types.ts';
 import type { RawAdmit, RawAdmitResult, RawFigures, RawRenew, RawScope, RawSettle, ScopeStore, UsageRow } from './store.ts';
 
 /** A failing state file (disk full, locked) is an outage of the store, as a lost Redis is. */
-function durably<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw new StateUnavailableError(`state file: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-  }
-}
-
 export interface MemoryStoreOptions {
   /** SQLite file for spend and usage; omit to keep them for this process only. */
   path?: string;
+  /** Where the file's lock transitions are logged. */
+  log?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   /** Epoch ms; tests inject a clock they move. */
   now?: () => number;
 }
@@ -35,6 +30,7 @@ const SWEEP_EVERY_MS = 60_000;
 
 export class MemoryStore implements ScopeStore {
   readonly #ledger: Ledger;
+  #lockWatch: LockWatch | undefined;
   readonly #now: () => number;
   readonly #scopes = new Map<string, ScopeState>();
   /** Requests admitted and not yet settled, with when to forget them: a second settle is a no-op. */
@@ -47,8 +43,26 @@ export class MemoryStore implements ScopeStore {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#ledger = new Ledger(options.path ?? ':memory:');
+    if (options.log) this.#lockWatch = new LockWatch(`state file ${options.path ?? ':memory:'}`, options.log);
     this.#now = options.now ?? Date.now;
     this.recovered = this.#ledger.bookLeftReservations();
+  }
+
+  /**
+   * A write the file did not take (locked by another process: the busy timeout is a few ms, never
+   * the serving thread's seconds) becomes StateUnavailable: the settlement waits in the settle
+   * queue and is replayed until the lock is gone; an admission follows `onUnavailable`.
+   */
+  #durably<T>(fn: () => T, writes = true): T {
+    try {
+      const result = fn();
+      // Reads pass under a write lock (WAL): only a write says the lock is gone.
+      if (writes) this.#lockWatch?.succeeded();
+      return result;
+    } catch (err) {
+      this.#lockWatch?.failed(err);
+      throw new StateUnavailableError(`state file: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
   }
 
   /** Forgets the persisted reservations of `id` in `scopes`; returns those there were (to delete from the file). */
@@ -87,14 +101,14 @@ export class MemoryStore implements ScopeStore {
   async admit(request: RawAdmit): Promise<RawAdmitResult> {
     const now = request.now ?? this.#now();
     this.#sweep(now);
-    const live = durably(() => request.scopes.map((scope) => this.#refresh(scope, now)));
+    const live = this.#durably(() => request.scopes.map((scope) => this.#refresh(scope, now)), false);
     const violations = request.scopes.flatMap((scope, i) => live[i]!.state.check(i, scope, request.id, request.tokens, request.costNano, live[i]!.spent));
     const admitted = violations.length === 0;
     if (admitted) {
       // Budgeted scopes' reservations go to the file first: if it fails, nothing was reserved.
       const budgeted = request.costNano > 0 ? request.scopes.filter((scope) => scope.budgetNano !== undefined) : [];
       if (budgeted.length > 0) {
-        durably(() => this.#ledger.atomically(() => budgeted.forEach((scope) => this.#ledger.reserve(request.id, scope.name, now, request.costNano))));
+        this.#durably(() => this.#ledger.atomically(() => budgeted.forEach((scope) => this.#ledger.reserve(request.id, scope.name, now, request.costNano))));
         let held = this.#persisted.get(request.id);
         if (!held) this.#persisted.set(request.id, (held = new Set()));
         for (const scope of budgeted) held.add(scope.name);
@@ -116,7 +130,7 @@ export class MemoryStore implements ScopeStore {
     const held = this.#persisted.get(id);
     const freed = held ? [...held].filter((name) => final || settlement.scopes.includes(name)) : [];
     if (charged.length || freed.length) {
-      durably(() =>
+      this.#durably(() =>
         this.#ledger.atomically(() => {
           for (const name of charged) this.#ledger.addSpend(name, settlement.at, costNano!);
           for (const name of freed) this.#ledger.unreserve(id, name);
@@ -143,7 +157,7 @@ export class MemoryStore implements ScopeStore {
 
   async figures(scopes: RawScope[], at?: number): Promise<{ now: number; figures: RawFigures[] }> {
     const now = at ?? this.#now();
-    const live = durably(() => scopes.map((scope) => this.#refresh(scope, now)));
+    const live = this.#durably(() => scopes.map((scope) => this.#refresh(scope, now)), false);
     return { now, figures: live.map(({ state, spent }) => state.figures(spent)) };
   }
 

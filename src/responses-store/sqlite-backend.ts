@@ -4,6 +4,7 @@
  * file (SQLite's WAL lets processes share it). Expired rows are invisible at once and deleted by a
  * sweep every SWEEP_EVERY_MS (and every SWEEP_EVERY_WRITES writes), which also trims the table to `maxEntries`, oldest first.
  */
+import { inTransaction } from '../runtime/sqlite.ts';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { ResponseStoreBackend, StoredResponse } from './types.ts';
 
@@ -109,15 +110,7 @@ export class SqliteResponseBackend implements ResponseStoreBackend {
   }
 
   #atomically<T>(fn: () => T): T {
-    this.#db.exec('BEGIN IMMEDIATE');
-    try {
-      const result = fn();
-      this.#db.exec('COMMIT');
-      return result;
-    } catch (err) {
-      this.#db.exec('ROLLBACK');
-      throw err;
-    }
+    return inTransaction(this.#db, fn);
   }
 
   async close(): Promise<void> {

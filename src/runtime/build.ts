@@ -16,15 +16,16 @@ import type { GenerationServices } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import type { ProviderPlugin, RequestContext, RequestOutcome, RuntimeView, StageInstance, StagePlugin } from '../plugin-api.ts';
 import { buildKeyIndex, keyFinder, plainKeySecrets } from './keys.ts';
-import { makeRedactor } from './redact.ts';
+import { mergeIndexes, redactionIndex, redactorFrom } from './redact.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { inFlightBodyLimitOf, parseSize } from './size.ts';
+import { rememberJson } from './diff.ts';
 import { loadPlugins } from './plugins.ts';
 import { buildRoutes, modelResolver } from './routes.ts';
 import { createStages } from './stages.ts';
 import { Governor } from '../pipeline/governor.ts';
 import { BUILT_IN_PRICES, extendPrices, loadPriceFile, type PriceTable, type StateBackend } from '../governance/index.ts';
-import type { ConfigSource } from '../config/source.ts';
+import type { ConfigIssues } from '../config/source.ts';
 
 export interface Runtime extends RuntimeView {
   readonly file: string;
@@ -95,7 +96,8 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
 
   const plugins = await loadPlugins(parsed, { generation, modules, files, changed });
   if (source.hasErrors) throw new ConfigError(source.issues);
-  const redact = makeRedactor([...plugins.secrets, ...parsed.fileSecrets, ...plainKeySecrets(config.keys)]);
+  const configSecrets = parsed.redaction ?? redactionIndex([...parsed.fileSecrets, ...plainKeySecrets(config.keys, parsed.keySecrets)]);
+  const redact = redactorFrom(mergeIndexes(configSecrets, redactionIndex(plugins.secrets)));
 
   // Provider instances (carried over when unchanged). A create() that throws is a config error.
   const providers = await createProviders(Object.entries(config.providers), plugins.providers as ProviderPlugin[], parsed.unavailable, previous?.providers, { source, log, configDir, redact });
@@ -114,7 +116,10 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
       `no price is known for ${t.provider}/${t.model}: its cost is logged as null, and keys with a budget may not use it; set price: { input, output } (USD per million tokens)`,
     );
   });
-  const keyIndex = buildKeyIndex(config.keys);
+  // Between the steps that grow with the number of keys, requests waiting on this thread go first.
+  await yieldToRequests();
+  const keyIndex = buildKeyIndex(config.keys, parsed.keySecrets);
+  if (parsed.keyJson) config.keys.forEach((k, i) => rememberJson(k, parsed.keyJson![i]));
   const view: RuntimeView = {
     generation,
     models,
@@ -125,6 +130,7 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     upstreamBodyLimit: parseSize(config.server.upstreamBodyLimit),
     selfUrl: options.selfUrl,
   };
+  await yieldToRequests();
   const governor = options.state ? new Governor(options.state, config, models) : undefined;
   const services: GenerationServices = { redact, upstreamBodyLimit: view.upstreamBodyLimit, observer: options.observer, limits: governor };
   const stages = await createStages(config.pipeline, plugins.stages as StagePlugin[], { log, configDir, clock: options.clock ?? systemClock, runtime: view }, source);
@@ -161,8 +167,10 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   });
 }
 
+const yieldToRequests = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** The built-in price table, extended by the operator's `state.prices` file when there is one. */
-async function priceTable(config: GatewayConfig, configDir: string, source: ConfigSource): Promise<PriceTable> {
+async function priceTable(config: GatewayConfig, configDir: string, source: ConfigIssues): Promise<PriceTable> {
   if (!config.state.prices) return BUILT_IN_PRICES;
   try {
     return extendPrices(BUILT_IN_PRICES, await loadPriceFile(path.resolve(configDir, config.state.prices)));

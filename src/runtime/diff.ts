@@ -19,11 +19,29 @@ export interface ConfigChanges {
   needsRestart: string[];
 }
 
+/**
+ * Each entry's JSON, remembered by object: a generation's entries are compared twice (as the
+ * new one, then as the old one), and 10,000 keys stringified on the serving thread at every
+ * reload cost a visible stall. A reload's worker thread computes the new keys' JSON (rememberJson).
+ */
+const jsonCache = new WeakMap<object, string>();
+
+export function rememberJson(entry: object, json: string): void {
+  jsonCache.set(entry, json);
+}
+
+function jsonOf(value: unknown): string {
+  if (!value || typeof value !== 'object') return JSON.stringify(value);
+  let json = jsonCache.get(value);
+  if (json === undefined) jsonCache.set(value, (json = JSON.stringify(value)));
+  return json;
+}
+
 function compare<T>(before: Record<string, T>, after: Record<string, T>): SectionChanges {
   const out: SectionChanges = { added: [], removed: [], changed: [] };
   for (const name of Object.keys(after)) {
     if (!(name in before)) out.added.push(name);
-    else if (JSON.stringify(before[name]) !== JSON.stringify(after[name])) out.changed.push(name);
+    else if (jsonOf(before[name]) !== jsonOf(after[name])) out.changed.push(name);
   }
   for (const name of Object.keys(before)) if (!(name in after)) out.removed.push(name);
   return out;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { compileGlob } from '../config/glob.ts';
-import { secretsOf, sha256Hex } from '../config/key-secrets.ts';
+import { type KeySecret, secretsOf, sha256Hex } from '../config/key-secrets.ts';
 import type { KeyConfig } from '../config/types.ts';
 import type { KeyIdentity } from '../plugin-api.ts';
 
@@ -14,11 +14,14 @@ export { sha256Hex };
  * so limits, budgets and usage count them together; a previous secret's identity carries
  * `retiresAt`, for the auth stage to refuse it as rotated once that has passed.
  */
-export function buildKeyIndex(keys: readonly KeyConfig[]): Map<string, KeyIdentity> {
+export function buildKeyIndex(keys: readonly KeyConfig[], secrets?: readonly (readonly KeySecret[])[]): Map<string, KeyIdentity> {
   const index = new Map<string, KeyIdentity>();
+  // Thousands of keys share a handful of globs: one RegExp each, not one per key.
+  const compiled = new Map<string, RegExp>();
+  const glob = (g: string): RegExp => compiled.get(g) ?? compiled.set(g, compileGlob(g)).get(g)!;
   keys.forEach((k, i) => {
-    const globs = k.models.map(compileGlob);
     const everything = k.models.includes('*');
+    const globs = everything ? [] : k.models.map(glob);
     const identity: KeyIdentity = {
       name: k.name,
       team: k.team,
@@ -27,7 +30,8 @@ export function buildKeyIndex(keys: readonly KeyConfig[]): Map<string, KeyIdenti
     };
     if (k.strict) identity.strict = true;
     const current = Object.freeze(identity);
-    for (const secret of secretsOf(k, ['keys', i])) {
+    // Digests computed by the config's cross-checks are reused: 10,000 keys are 10,000 sha256.
+    for (const secret of secrets?.[i] ?? secretsOf(k, ['keys', i])) {
       index.set(secret.digest, secret.until === undefined ? current : Object.freeze({ ...identity, retiresAt: Date.parse(secret.until) }));
     }
   });
@@ -35,8 +39,8 @@ export function buildKeyIndex(keys: readonly KeyConfig[]): Map<string, KeyIdenti
 }
 
 /** Every secret written in the clear under `keys:`, current and previous, for the redactor. */
-export function plainKeySecrets(keys: readonly KeyConfig[]): string[] {
-  return keys.flatMap((k, i) => secretsOf(k, ['keys', i]).flatMap((s) => (s.plain === undefined ? [] : [s.plain])));
+export function plainKeySecrets(keys: readonly KeyConfig[], secrets?: readonly (readonly KeySecret[])[]): string[] {
+  return keys.flatMap((k, i) => (secrets?.[i] ?? secretsOf(k, ['keys', i])).flatMap((s) => (s.plain === undefined ? [] : [s.plain])));
 }
 
 /** Tokens remembered at most; past it the memory starts again (only valid keys are remembered). */

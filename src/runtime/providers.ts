@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { ProviderConfig } from '../config/types.ts';
-import type { ConfigSource } from '../config/source.ts';
+import type { ConfigIssues } from '../config/source.ts';
 import { isProviderUnavailable, type ProviderInstance, type ProviderPlugin } from '../plugin-api.ts';
 
 /** Connections per provider when gateway.yaml says nothing: 1,000 slow streams at once must not queue. */
@@ -34,7 +34,7 @@ export async function createProviders(
   plugins: ProviderPlugin[],
   unavailable: ReadonlyMap<string, string>,
   previous: ReadonlyMap<string, ProviderHandle> | undefined,
-  ctx: { source: ConfigSource; log: Logger; configDir: string; redact: (t: string) => string },
+  ctx: { source: ConfigIssues; log: Logger; configDir: string; redact: (t: string) => string },
 ): Promise<Map<string, ProviderHandle>> {
   const handles = new Map<string, ProviderHandle>();
   await Promise.all(

@@ -1,9 +1,9 @@
 /** A generation's stage instances, created in `pipeline:` order; a create() that throws is a config error. */
-import type { ConfigSource } from '../config/source.ts';
+import type { ConfigIssues } from '../config/source.ts';
 import type { StageRef } from '../config/types.ts';
 import type { RequestContext, RequestOutcome, StageEnv, StageInstance, StagePlugin } from '../plugin-api.ts';
 
-export async function createStages(pipeline: readonly StageRef[], plugins: readonly StagePlugin[], env: StageEnv, source: ConfigSource): Promise<StageInstance[]> {
+export async function createStages(pipeline: readonly StageRef[], plugins: readonly StagePlugin[], env: StageEnv, source: ConfigIssues): Promise<StageInstance[]> {
   const stages: StageInstance[] = [];
   for (const [i, ref] of pipeline.entries()) {
     const plugin = plugins[i];

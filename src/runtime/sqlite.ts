@@ -1,0 +1,66 @@
+/**
+ * What every SQLite user on the serving thread shares (the state file, the ledger, stored
+ * responses): node:sqlite is synchronous, so a lock held by another process must never be
+ * waited for here. A short busy timeout, then the caller's own retry (a queue, a later flush).
+ */
+import type { DatabaseSync } from 'node:sqlite';
+
+/** How long one statement may wait for another connection's write lock: the most a lock can stall a request. */
+export const BUSY_TIMEOUT_MS = 5;
+
+/** Runs `fn` as one write transaction: all of it is on disk, or none of it. */
+export function inTransaction<T>(db: DatabaseSync, fn: () => T): T {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = fn();
+    db.exec('COMMIT');
+    return result;
+  } catch (err) {
+    // BEGIN may have failed itself (busy): then there is nothing to roll back.
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw err;
+  }
+}
+
+/** SQLITE_BUSY / SQLITE_LOCKED (and their extended codes): another connection holds the lock. */
+export function isLocked(err: unknown): boolean {
+  const code = (err as { errcode?: number })?.errcode;
+  return typeof code === 'number' && ((code & 0xff) === 5 || (code & 0xff) === 6);
+}
+
+/** One log line per transition (locked, then unlocked), not one per failed write. */
+export class LockWatch {
+  readonly #what: string;
+  readonly #log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+  #since: number | undefined;
+  /** Times a write found the file locked (a metric's source). */
+  busy = 0;
+
+  constructor(what: string, log: LockWatch['log']) {
+    this.#what = what;
+    this.#log = log;
+  }
+
+  get log(): { warn(obj: object, msg: string): void; info(obj: object, msg: string): void } {
+    return this.#log;
+  }
+
+  get locked(): boolean {
+    return this.#since !== undefined;
+  }
+
+  failed(err: unknown): void {
+    if (!isLocked(err)) return;
+    this.busy++;
+    if (this.#since !== undefined) return;
+    this.#since = Date.now();
+    this.#log.warn({ file: this.#what }, `${this.#what} is locked by another process: writes are kept and retried, requests do not wait for it`);
+  }
+
+  succeeded(): void {
+    if (this.#since === undefined) return;
+    const lockedMs = Date.now() - this.#since;
+    this.#since = undefined;
+    this.#log.info({ file: this.#what, lockedMs }, `${this.#what} is writable again after ${lockedMs} ms`);
+  }
+}

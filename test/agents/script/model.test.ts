@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type AgentCase, CaseBook, type OfferedTool, promptFor, writeCall } from './model.ts';
+import { sampleOf } from './json-answer.ts';
 
 const c: AgentCase = { id: 'demo-openai-1a2b', file: '/tmp/w/agent-note.txt', content: 'note-1', finalText: 'All done 1' };
 const fn = (name: string, ...props: string[]): OfferedTool => ({ name, kind: 'function', parameters: { type: 'object', properties: Object.fromEntries(props.map((p) => [p, { type: 'string' }])) } });
@@ -24,5 +25,16 @@ describe("the scripted model picks the client's own tool", () => {
     expect(book.decide({ tools: [fn('write_file', 'path', 'content')], toolResults: [], raw })).toMatchObject({ kind: 'tool', input: { path: c.file } });
     expect(book.decide({ tools: [], toolResults: ['ok'], raw })).toEqual({ kind: 'text', text: 'All done 1' });
     expect(book.decide({ tools: [], toolResults: [], raw: 'Generate a title' })).toEqual({ kind: 'text', text: 'ok' });
+  });
+});
+
+describe('a structured-output request is answered with JSON that fits its schema', () => {
+  it("answers Gemini CLI's router classifier in kind, even when the prompt names a case", () => {
+    const schema = { type: 'OBJECT', properties: { reasoning: { type: 'STRING' }, model_choice: { type: 'STRING', enum: ['flash', 'pro'] } }, required: ['reasoning', 'model_choice'] };
+    const book = new CaseBook();
+    book.add(c);
+    const decision = book.decide({ tools: [], toolResults: [], raw: promptFor(c), jsonSchema: schema });
+    expect(decision).toEqual({ kind: 'text', text: JSON.stringify({ reasoning: 'scripted', model_choice: 'flash' }) });
+    expect(sampleOf({ type: 'object', properties: { complexity_score: { type: 'integer', minimum: 1 }, tags: { type: 'array' } } })).toEqual({ complexity_score: 1, tags: [] });
   });
 });

@@ -6,6 +6,8 @@
  * probes) get a short text.
  */
 
+import { sampleOf } from './json-answer.ts';
+
 /** A tool as a client offered it, flattened from its wire format. */
 export interface OfferedTool {
   /** The name the client gave it (as the upstream received it: the gateway may have flattened a namespace into it). */
@@ -26,6 +28,8 @@ export interface TurnView {
   toolResults: string[];
   /** The whole request body as text: where the case marker is looked for. */
   raw: string;
+  /** The JSON Schema the answer must fit, when the request asks for structured output. */
+  jsonSchema?: unknown;
 }
 
 /** One scripted run: the client is asked to write `content` into `file`, then to say `finalText`. */
@@ -116,6 +120,7 @@ export class CaseBook {
   }
 
   decide(view: TurnView): Decision {
+    if (view.jsonSchema) return { kind: 'text', text: JSON.stringify(sampleOf(view.jsonSchema)) };
     const c = this.find(view.raw);
     if (!c) return { kind: 'text', text: 'ok' };
     if (view.toolResults.length > 0) return { kind: 'text', text: `${c.finalText}` };

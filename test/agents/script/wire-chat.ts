@@ -9,7 +9,7 @@ export function readChat(body: any, raw: string): TurnView {
     .filter((t: { type?: string }) => t.type === 'function')
     .map((t: { function: { name: string; parameters?: Record<string, unknown> } }) => ({ name: t.function.name, kind: 'function', parameters: t.function.parameters }));
   const toolResults = (body.messages ?? []).filter((m: { role?: string }) => m.role === 'tool').map((m: { content?: unknown }) => textOf(m.content));
-  return { tools, toolResults, raw };
+  return { tools, toolResults, raw, jsonSchema: body.response_format?.json_schema?.schema };
 }
 
 export function answerChat(decision: Decision, model: string, stream: boolean): ScriptedResponse {

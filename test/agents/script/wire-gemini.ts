@@ -13,7 +13,8 @@ export function readGemini(body: any, raw: string): TurnView {
   for (const content of body.contents ?? []) {
     for (const part of content.parts ?? []) if (part.functionResponse) toolResults.push(JSON.stringify(part.functionResponse.response ?? {}));
   }
-  return { tools, toolResults, raw };
+  const config = body.generationConfig ?? {};
+  return { tools, toolResults, raw, jsonSchema: config.responseJsonSchema ?? config.responseSchema };
 }
 
 export function answerGemini(decision: Decision, model: string, stream: boolean): ScriptedResponse {

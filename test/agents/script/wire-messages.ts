@@ -32,7 +32,7 @@ export function readMessages(body: any, raw: string): TurnView {
     if (m.role !== 'user' || !Array.isArray(m.content)) continue;
     for (const block of m.content) if (block.type === 'tool_result') toolResults.push(textOf(block.content));
   }
-  return { tools, toolResults, raw: body.thread ? JSON.stringify(messages) + raw : raw };
+  return { tools, toolResults, raw: body.thread ? JSON.stringify(messages) + raw : raw, jsonSchema: body.output_config?.format?.schema ?? body.output_format?.schema };
 }
 
 let answers = 0;

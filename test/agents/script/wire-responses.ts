@@ -24,7 +24,7 @@ export function readResponses(body: any, raw: string): TurnView {
   const input = Array.isArray(body.input) ? body.input : [];
   const tools = flatten(body.tools).concat(...input.filter((i: { type?: string }) => i.type === 'additional_tools').map((i: { tools: unknown[] }) => flatten(i.tools)));
   const toolResults = input.filter((i: { type?: string }) => i.type === 'function_call_output' || i.type === 'custom_tool_call_output').map((i: { output?: unknown }) => textOf(i.output));
-  return { tools, toolResults, raw };
+  return { tools, toolResults, raw, jsonSchema: body.text?.format?.type === 'json_schema' ? body.text.format.schema : undefined };
 }
 
 function outputItem(decision: Decision, id: string): Record<string, unknown> {

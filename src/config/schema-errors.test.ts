@@ -26,9 +26,17 @@ function pluginPatterns(): string[] {
     .flatMap((d) => [...readFileSync(path.join(dir, d.name, 'index.ts'), 'utf8').matchAll(/pattern: '([^']+)'/g)].map((m) => m[1].replaceAll('\\\\', '\\')));
 }
 
+/** The same in the built-in stages' option schemas (src/stages). */
+function stagePatterns(): string[] {
+  const dir = path.join(ROOT, 'src', 'stages');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .flatMap((f) => [...readFileSync(path.join(dir, f), 'utf8').matchAll(/pattern: '([^']+)'/g)].map((m) => m[1].replaceAll('\\\\', '\\')));
+}
+
 describe('patterns in words', () => {
   it('every pattern of gateway.yaml and of the built-in plugins is described in words, so no message shows a regex', () => {
-    const patterns = [...new Set([...patternsIn(gatewaySchema), ...pluginPatterns()])];
+    const patterns = [...new Set([...patternsIn(gatewaySchema), ...pluginPatterns(), ...stagePatterns()])];
     expect(patterns.length).toBeGreaterThan(8);
     for (const p of patterns) expect(describePattern(p), p).toMatch(/^[a-z]/);
   });

@@ -192,6 +192,12 @@ const PATTERNS: ReadonlyArray<readonly [test: (pattern: string) => boolean, form
   [(p) => p === '^[A-Za-z0-9][A-Za-z0-9_.-]*$' || p === '^[A-Za-z0-9][A-Za-z0-9._-]*$', 'a name of letters, digits, "_", "." and "-", starting with a letter or digit'],
   [(p) => p === '^[a-z0-9-]+$', 'lowercase letters, digits and "-", such as us-east-1'],
   [(p) => p === '^[A-Za-z0-9.]+$', 'letters, digits and ".", such as v1beta'],
+  [(p) => p === '^https://', 'an https:// URL'],
+  [(p) => p === '^[A-Za-z0-9_.-]+$', 'a name of letters, digits, "_", "." and "-"'],
+  [(p) => p === '^[A-Z][A-Z0-9_]*$', 'capitals, digits and "_" (UPPER_SNAKE_CASE), such as EMAIL or PROJECT_NAME'],
+  [(p) => p === '^[imsu]*$', 'regular expression flags among i, m, s and u'],
+  [(p) => p === '^[A-Z]{2}$', 'a two-letter region code, such as US or GB'],
+  [(p) => p === '\\{\\{text\\}\\}', 'a text containing {{text}} (where the checked text goes)'],
 ];
 
 /** A pattern in words, or undefined when it is not one of ours. */

@@ -2,6 +2,7 @@
  * Guardrail rules as gateway.yaml gives them, compiled once per config generation, and which of
  * them cover a request (by key, team, model alias). What a request's rules do is guarded.ts.
  */
+import { compileGlob } from '../config/glob.ts';
 import { detectorsFor, type CustomRule, type Detector } from './detect/index.ts';
 import type { JudgeOptions } from './judge.ts';
 import type { WebhookOptions } from './webhook.ts';
@@ -57,8 +58,6 @@ export interface CompiledGuardrails {
   select(who: { model?: string; key?: string; team?: string }): readonly Rule[] | undefined;
 }
 
-const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
-
 export function compileGuardrails(options: GuardrailsOptions): CompiledGuardrails {
   const rules = new Map<string, Rule>();
   for (const [name, r] of Object.entries(options.rules)) {
@@ -90,7 +89,7 @@ export function compileGuardrails(options: GuardrailsOptions): CompiledGuardrail
   }
   const entries = (options.apply ?? [{ rules: [...rules.keys()] }]).map((a) => {
     for (const name of a.rules) if (!rules.has(name)) throw new Error(`guardrails apply names an unknown rule "${name}" (rules: ${[...rules.keys()].join(', ')})`);
-    return { rules: a.rules.map((n) => rules.get(n) as Rule), models: a.models?.map(glob), keys: a.keys, teams: a.teams };
+    return { rules: a.rules.map((n) => rules.get(n) as Rule), models: a.models?.map(compileGlob), keys: a.keys, teams: a.teams };
   });
   return {
     rules: [...rules.values()],

@@ -8,6 +8,7 @@
  */
 import type { CacheEntry, CacheStore } from '../cache/entry.ts';
 import { cacheKey } from '../cache/key.ts';
+import { compileGlob } from '../config/glob.ts';
 import { MemoryCache } from '../cache/memory.ts';
 import { RedisCache } from '../cache/redis.ts';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../openai-types.ts';
@@ -61,8 +62,6 @@ const OPTIONS_SCHEMA: JsonSchema = {
   },
 };
 
-const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
-
 /** Entries bigger than this are not kept from a stream (a 10 MB answer is no cache's business). */
 const MAX_STREAM_BYTES = 4 << 20;
 
@@ -74,7 +73,7 @@ export default defineStage<CacheOptions>({
   optionsSchema: OPTIONS_SCHEMA,
   create(options, env) {
     const store: CacheStore = options.redis ? new RedisCache(options.redis) : new MemoryCache(options.maxBytes ?? 64 << 20);
-    const rules = (options.apply ?? [{}]).map((r) => ({ ...r, models: r.models?.map(glob), ttl: r.ttl ?? options.ttl ?? 3600, scope: r.scope ?? options.scope ?? 'key' }));
+    const rules = (options.apply ?? [{}]).map((r) => ({ ...r, models: r.models?.map(compileGlob), ttl: r.ttl ?? options.ttl ?? 3600, scope: r.scope ?? options.scope ?? 'key' }));
     const ruleFor = (ctx: RequestContext) =>
       rules.find(
         (r) =>

@@ -9,6 +9,9 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { joinDrops } from './drops.ts';
+import { StageContext } from './stage-context.ts';
+
+export { exchangeOf } from './stage-context.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Lease, TokenEstimate, TokenUsage } from '../governance/index.ts';
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingRequest, Usage } from '../openai-types.ts';
@@ -371,66 +374,4 @@ export class Exchange implements ExchangeView {
       annotations: this.annotations,
     });
   }
-}
-
-/** The request as stages see it: their fields, and read-only windows on the core's. */
-class StageContext implements RequestContext {
-  readonly #exchange: Exchange;
-  body: ChatCompletionRequest | EmbeddingRequest;
-  key: KeyIdentity | undefined = undefined;
-  route: ModelRoute | undefined = undefined;
-
-  constructor(exchange: Exchange, body: ChatCompletionRequest) {
-    this.#exchange = exchange;
-    this.body = body;
-  }
-
-  /** The exchange behind a context the gateway made. The class is not exported: stages cannot call it. */
-  static exchangeOf(ctx: RequestContext): Exchange {
-    if (!(#exchange in ctx)) throw new TypeError('not a request context made by the gateway');
-    return ctx.#exchange;
-  }
-
-  get id(): string {
-    return this.#exchange.id;
-  }
-  get operation(): Operation {
-    return this.#exchange.operation;
-  }
-  get ingress(): Ingress {
-    return this.#exchange.ingress;
-  }
-  get startedAt(): number {
-    return this.#exchange.startedAt;
-  }
-  get headers(): IncomingHttpHeaders {
-    return this.#exchange.headers;
-  }
-  get signal(): AbortSignal {
-    return this.#exchange.signal;
-  }
-  get log(): Logger {
-    return this.#exchange.log;
-  }
-  get attempt(): AttemptView | undefined {
-    return this.#exchange.attempt;
-  }
-  get attempts(): readonly AttemptRecord[] {
-    // A frozen copy (stages read it rarely): the core's log stays the core's.
-    return Object.freeze(this.#exchange.attempts.slice());
-  }
-  get responseHeaders(): Record<string, string> {
-    return this.#exchange.responseHeaders;
-  }
-  transformAnswer(transform: AnswerTransform): void {
-    (this.#exchange.answerTransforms ??= []).push(transform);
-  }
-  annotate(field: string, value: unknown): void {
-    (this.#exchange.annotations ??= {})[field] = value;
-  }
-}
-
-/** The exchange behind a stage's context: how the core's own stages (retry, transform-response) reach it. */
-export function exchangeOf(ctx: RequestContext): Exchange {
-  return StageContext.exchangeOf(ctx);
 }

@@ -52,6 +52,14 @@ function versionOf(node) {
   }
 }
 
+/** npm's settings for a flaky registry connection: more retries, and a stall noticed in 2 minutes rather than 5. */
+export const NPM_FETCH_FLAGS = ['--fetch-retries=5', '--fetch-retry-mintimeout=5000', '--fetch-retry-maxtimeout=60000', '--fetch-timeout=120000'];
+
+/** Whether npm's output says the registry connection failed (worth another try), not the install itself. */
+export function isNetworkFailure(output) {
+  return /\b(E(IDLE|RESPONSE|TRANSFER|CONNECTION)TIMEOUT|ECONNRESET|ETIMEDOUT|ECONNREFUSED|EAI_AGAIN|ENOTFOUND|EPIPE|ERR_SOCKET_TIMEOUT|E50[0-4])\b/.test(output);
+}
+
 /**
  * The absolute path of a Node binary that satisfies the engines minimum: this process's own when
  * it fits, else ~/.node24's (installed now if missing; `announce` gets the one line that says so).
@@ -66,17 +74,20 @@ export function suitableNode(announce) {
   let version = existsSync(PREFIX_NODE) ? versionOf(PREFIX_NODE) : undefined;
   if (!version || !satisfies(version)) {
     (announce || ((line) => process.stderr.write(`${line}\n`)))(`${needs}: installing Node 24 LTS into ${PREFIX} ...`);
-    try {
-      // npm's own output is shown only when it fails (on stderr: a command's stdout stays clean),
-      // so that the line above is all an install says.
-      execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['install', '--prefix', PREFIX, 'node@24', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error'], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        encoding: 'utf8',
-        shell: process.platform === 'win32',
-      });
-    } catch (err) {
-      process.stderr.write(`${err.stdout || ''}${err.stderr || ''}`);
-      throw new NodeUnavailable(`${needs} and installing Node 24 into ${PREFIX} failed (${String(err.message).split('\n')[0]}); install Node 24 LTS from https://nodejs.org and run it again`);
+    // npm's own output is shown only when it fails (on stderr: a command's stdout stays clean),
+    // so that the line above is all an install says. A connection to the registry that stalls or
+    // resets is tried again (the project's .npmrc does not apply under --prefix, so its fetch
+    // settings are passed here), then the whole install, twice.
+    const args = ['install', '--prefix', PREFIX, 'node@24', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error'].concat(NPM_FETCH_FLAGS);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', shell: process.platform === 'win32' });
+        break;
+      } catch (err) {
+        if (attempt < 3 && isNetworkFailure(`${err.stdout || ''}${err.stderr || ''}`)) continue;
+        process.stderr.write(`${err.stdout || ''}${err.stderr || ''}`);
+        throw new NodeUnavailable(`${needs} and installing Node 24 into ${PREFIX} failed (${String(err.message).split('\n')[0]}); install Node 24 LTS from https://nodejs.org and run it again`);
+      }
     }
     version = versionOf(PREFIX_NODE);
     if (!version || !satisfies(version)) throw new NodeUnavailable(`${needs} and ${PREFIX_NODE} does not run; install Node 24 LTS from https://nodejs.org and run it again`);

@@ -13,6 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { NPM_FETCH_FLAGS } from '../bin/ensure-node.mjs';
 
 /** A program found on PATH (then in `extraDirs`), as spawn('name') or a PATH walk finds it. */
 function onPath(name, extraDirs) {
@@ -118,7 +119,8 @@ export function installMessage(missing) {
 /** apt-get update, then install; false (with apt's output shown) when either fails or times out. */
 function aptInstall(packages) {
   const env = Object.assign({}, process.env, { DEBIAN_FRONTEND: 'noninteractive' });
-  const steps = [['update'], ['install', '-y'].concat(packages)];
+  // Acquire::Retries: a mirror's dropped connection is retried by apt itself.
+  const steps = [['-o', 'Acquire::Retries=3', 'update'], ['-o', 'Acquire::Retries=3', 'install', '-y'].concat(packages)];
   for (const args of steps) {
     process.stderr.write(`npm test: apt-get ${args.join(' ')}\n`);
     // stdout to stderr: apt's progress is not the tests' output.
@@ -202,12 +204,18 @@ export function ensureAgentClients({ wanted }) {
   if (stale.length === 0) return;
   process.stderr.write(`npm test: installing the pinned agent CLIs in test/agents (${stale.join(', ')})\n`);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const run = spawnSync(npm, ['install', '--prefix', 'test/agents', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund'], {
-    cwd: new URL('..', import.meta.url),
-    stdio: ['ignore', 2, 2],
-    timeout: 900000,
-  });
-  if (run.status === 0 && staleAgentClients().length === 0 && linkAgentBinaries()) return;
+  // A stalled or reset registry connection fails an install now and then: the whole install is
+  // tried three times (npm keeps what it already fetched in its cache).
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    if (attempt > 1) process.stderr.write(`npm test: the agent CLIs' install failed; trying again (${attempt} of 3)\n`);
+    const run = spawnSync(npm, ['install', '--prefix', 'test/agents', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund'].concat(NPM_FETCH_FLAGS), {
+      cwd: new URL('..', import.meta.url),
+      stdio: ['ignore', 2, 2],
+      timeout: 900000,
+    });
+    if (run.status === 0 && staleAgentClients().length === 0) break;
+  }
+  if (staleAgentClients().length === 0 && linkAgentBinaries()) return;
   process.stderr.write(
     `npm test: could not install the agent CLIs test/agents/agents.test.ts runs (${stale.join(', ')}): \`npm install --prefix test/agents --no-package-lock --ignore-scripts\` failed. It needs the npm registry once; run it by hand to see why.\n`,
   );

@@ -119,4 +119,22 @@ describe("npm install's one line (prepare: bin/ensure-node.mjs --after-install)"
     expect(lines[0]).toContain(`installing Node 24 LTS into ${path.join(home, '.node24')} for npm start, npm test and the switchyard bin`);
     expect(lines[1]).toMatch(/installing Node 24 into .* failed .*; install Node 24 LTS from https:\/\/nodejs\.org and run it again$/);
   });
+
+  it('tries the install again when the registry connection fails, three times in all, and only then', () => {
+    const attempts = (failure: string, name: string) => {
+      const home = path.join(dir, `home-${name}`);
+      mkdirSync(home, { recursive: true });
+      const bin = path.join(dir, `npm-${name}`);
+      const count = path.join(dir, `${name}.count`);
+      mkdirSync(bin, { recursive: true });
+      writeFileSync(path.join(bin, 'npm'), `#!/bin/sh\necho x >> '${count}'\necho 'npm error code ${failure}' >&2\nexit 1\n`);
+      chmodSync(path.join(bin, 'npm'), 0o755);
+      const run = afterInstall('20.1.0', home, bin);
+      expect(run.stderr).toContain(`npm error code ${failure}`);
+      return readFileSync(count, 'utf8').trim().split('\n').length;
+    };
+    expect(attempts('EIDLETIMEOUT', 'stalled')).toBe(3);
+    expect(attempts('ECONNRESET', 'reset')).toBe(3);
+    expect(attempts('E404', 'refused')).toBe(1);
+  });
 });

@@ -182,8 +182,11 @@ describe('each credential source serves a request through google-auth-library', 
     expect(lastSent().url).toBe(`/v1/projects/${PROJECT}/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse`);
     expect(lastSent().body).toEqual({ contents });
 
+    // countTokens passes through too: Vertex counts the client's own request (the fields it counts, at its top level).
     const n = await ai.models.countTokens({ model: 'sa-flash', contents });
-    expect(n.totalTokens).toBeGreaterThan(0);
+    expect(n.totalTokens).toBe(JSON.stringify(contents).length);
+    expect(lastSent().url).toBe(`/v1/projects/${PROJECT}/locations/us-central1/publishers/google/models/gemini-2.5-flash:countTokens`);
+    expect(lastSent().body).toEqual({ contents });
   });
 
   it("Vertex's own errors arrive in the client's envelope with a request id, no token in them", async () => {

@@ -14,9 +14,18 @@ export type OpenAiServer = 'openai' | 'compatible';
 
 const OPENAI_HOST = 'api.openai.com';
 
+/** Each options object's answer, worked out once (the options live as long as their config generation). */
+const resolved = new WeakMap<object, OpenAiServer>();
+
 /** The configured `server`, else `openai` for OpenAI's own host and `compatible` for any other. */
 export function serverOf(options: { baseUrl: string; server?: OpenAiServer }): OpenAiServer {
-  return options.server ?? (new URL(options.baseUrl).hostname === OPENAI_HOST ? 'openai' : 'compatible');
+  if (options.server) return options.server;
+  let server = resolved.get(options);
+  if (!server) {
+    server = new URL(options.baseUrl).hostname === OPENAI_HOST ? 'openai' : 'compatible';
+    resolved.set(options, server);
+  }
+  return server;
 }
 
 /**

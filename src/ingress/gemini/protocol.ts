@@ -25,9 +25,8 @@ import { type GenerateTranslation, translateGenerateContent } from './request.ts
 import { completionToGemini } from './response.ts';
 import { type Framing, GeminiStreamWriter, JSON_ARRAY_FRAMING, SSE_FRAMING } from './stream.ts';
 
-/** The native protocols a gemini provider declares (`capabilities.nativeProtocols`). */
+/** The native protocol a gemini provider declares (`capabilities.nativeProtocols`); countTokens is GEMINI_COUNT_TOKENS. */
 export const GEMINI_GENERATE = 'gemini-generate-content';
-export { GEMINI_COUNT_TOKENS };
 
 /**
  * `/v1beta/models/{model}:{method}` and its `/v1/` twin, in fastify's syntax: `::` is a literal

@@ -11,7 +11,9 @@
  *   offsets) but no `delta`: an empty delta is added, so they stay valid chunks;
  * - `content_filter_results` on choices and `finish_reason: "content_filter"` pass through;
  * - errors: `code` "429" as a string with the wait only in the message, and content-filter 400s
- *   whose `innererror` says which categories were filtered (kept in the message).
+ *   whose `innererror` says which categories were filtered (kept in the message);
+ * - like OpenAI's own API it refuses other servers' sampling parameters (`top_k`...): they are
+ *   dropped and reported (../openai/server.ts).
  *
  * `/v1/responses` requests are passed through natively (`nativeResponses`, default on): Azure's
  * Responses API takes the deployment in the body's `model` in both URL forms, at
@@ -202,7 +204,9 @@ export default defineHttpProvider<AzureOptions, PreparedAzure>({
     return options.token.status();
   },
   buildRequest: (call, options) =>
-    call.native?.protocol === RESPONSES ? { path: azureResponsesPath(options), body: buildResponsesBody(call) } : { path: azurePath(options, call.model), body: buildChatBody(call) },
+    call.native?.protocol === RESPONSES
+      ? { path: azureResponsesPath(options), body: buildResponsesBody(call) }
+      : { path: azurePath(options, call.model), body: buildChatBody(call, { server: 'openai' }) },
   toCompletion: (body, call) => (call.native?.protocol === RESPONSES ? responsesToCompletion(body, call) : toCompletion(body)),
   createStreamTranslator: (call) => (call.native?.protocol === RESPONSES ? createResponsesStreamTranslator(call) : createAzureStreamTranslator(call.provider)),
   readError: readAzureError,

@@ -23,7 +23,7 @@ import {
 } from 'switchyard-gateway/kit';
 import { createSigner, signatureHeaders } from './sign.ts';
 import { AUTH_SCHEMA, authorizerFor, type Authorizer, type BedrockAuth } from './identity.ts';
-import { buildMessagesRequest, createMessagesStreamTranslator, unwrapChunk, usesMessages, type BedrockApi } from './messages.ts';
+import { buildMessagesCountTokensRequest, buildMessagesRequest, createMessagesStreamTranslator, unwrapChunk, usesMessages, type BedrockApi } from './messages.ts';
 import { buildEmbeddingBodies, EMBEDDING_CONCURRENCY, invokePath, toEmbeddings, type CohereRequest, type TitanRequest } from './embeddings.ts';
 
 export interface BedrockOptions {
@@ -110,10 +110,16 @@ export default defineHttpProvider<BedrockOptions, SigningOptions>({
   capabilities: { ...CONVERSE_CAPABILITIES, extraParams: ['thinking', 'web_search'] },
   prepare: (options, env) => prepareSigning(options, env),
   endpoint: (options) => ({ baseUrl: options.endpoint ?? `https://bedrock-runtime.${options.region}.amazonaws.com`, headers: { ...options.headers } }),
-  // Only a provider that sends every request as Messages can pass a Messages request through.
-  nativeProtocols: (options) => (options.api === 'messages' ? ['anthropic-messages'] : []),
-  buildRequest: (call, options) =>
-    usesMessages(options.api, call.model) ? buildMessagesRequest(call, { maxTokens: options.maxTokens }) : buildConverseRequest(call, { maxTokens: options.maxTokens, guardrail: options.guardrail }),
+  // Only a provider that sends every request as Messages can pass a Messages request (and its token count) through.
+  nativeProtocols: (options) => (options.api === 'messages' ? ['anthropic-messages', 'anthropic-count-tokens'] : []),
+  buildRequest(call, options) {
+    if (call.native?.protocol === 'anthropic-count-tokens') return buildMessagesCountTokensRequest(call, { maxTokens: options.maxTokens });
+    return usesMessages(options.api, call.model)
+      ? buildMessagesRequest(call, { maxTokens: options.maxTokens })
+      : buildConverseRequest(call, { maxTokens: options.maxTokens, guardrail: options.guardrail });
+  },
+  // A passed-through count_tokens is answered in Anthropic's shape.
+  readNativeAnswer: (body, call) => (call.native?.protocol === 'anthropic-count-tokens' ? { input_tokens: converseTokenCount(body) } : body),
   signRequest: async (request, options) => (options.signer ? signatureHeaders(options.signer, request) : bearer(options.authorizer)),
   identity: (options) => options.authorizer.status(),
   // `validate --strict`: the credentials fetched once (a bearer key has nothing to fetch).

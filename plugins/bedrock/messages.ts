@@ -45,6 +45,21 @@ export function buildMessagesRequest(call: ProviderCall, settings: { maxTokens?:
   return { path: invokeModelPath(call.model, call.stream), body: toBedrockBody(body, native?.headers?.['anthropic-beta']) };
 }
 
+/**
+ * A client's Messages `count_tokens`, counted as it sent it: Bedrock's CountTokens
+ * (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html) with the
+ * InvokeModel body it would serve (`input.invokeModel.body`, a blob: base64 in JSON), so thinking
+ * blocks, cache marks and tools count as sent. InvokeModel needs a `max_tokens`, which count_tokens
+ * has not: any value that leaves room for the thinking budget (it counts nothing).
+ */
+export function buildMessagesCountTokensRequest(call: ProviderCall, settings: { maxTokens?: number }): HttpRequestSpec {
+  const native = call.native!;
+  const body = toBedrockBody({ ...native.body }, native.headers?.['anthropic-beta']);
+  const budget = (body.thinking as { budget_tokens?: unknown } | undefined)?.budget_tokens;
+  body.max_tokens ??= Math.max(settings.maxTokens ?? 4096, typeof budget === 'number' ? budget + 1 : 0);
+  return { path: `/model/${encodeURIComponent(call.model)}/count-tokens`, body: { input: { invokeModel: { body: Buffer.from(JSON.stringify(body)).toString('base64') } } } };
+}
+
 /** A Messages API body → Bedrock's: no model or stream, the version and betas in the body. */
 export function toBedrockBody(body: Record<string, unknown>, betaHeader: string | undefined): Record<string, unknown> {
   const { model: _model, stream: _stream, ...rest } = body;

@@ -10,7 +10,17 @@
  * requests that came in through the Gemini API way in.
  */
 import { defineHttpProvider } from 'switchyard-gateway';
-import { buildGeminiCountTokensBody, buildGeminiRequest, createGeminiStreamTranslator, GEMINI_CAPABILITIES, geminiToCompletion, geminiTokenCount, readGoogleError } from 'switchyard-gateway/kit';
+import {
+  buildGeminiCountTokensBody,
+  buildGeminiRequest,
+  createGeminiStreamTranslator,
+  GEMINI_CAPABILITIES,
+  GEMINI_COUNT_TOKENS,
+  geminiCountTokensPassthrough,
+  geminiToCompletion,
+  geminiTokenCount,
+  readGoogleError,
+} from 'switchyard-gateway/kit';
 import { buildBatchEmbedRequests, TASK_TYPES, toEmbeddings, type BatchEmbedContentsRequest } from './embeddings.ts';
 
 export interface GeminiOptions {
@@ -54,12 +64,16 @@ export default defineHttpProvider<GeminiOptions>({
     },
   },
   secretOptions: ['apiKey'],
-  // A client that spoke the Gemini API (src/ingress/gemini) is passed through: see buildRequest.
-  capabilities: { ...GEMINI_CAPABILITIES, nativeProtocols: ['gemini-generate-content'], extraParams: ['top_k', 'google', 'extra_body', 'web_search'] },
+  // A client that spoke the Gemini API (src/ingress/gemini) is passed through, its countTokens too: see buildRequest.
+  capabilities: { ...GEMINI_CAPABILITIES, nativeProtocols: ['gemini-generate-content', GEMINI_COUNT_TOKENS], extraParams: ['top_k', 'google', 'extra_body', 'web_search'] },
   // Its key comes from gateway.yaml (often `${GEMINI_API_KEY}`): for /readyz, metrics and validate --strict.
   identity: () => ({ source: 'api-key', refreshes: 0, failures: 0 }),
   endpoint: (options) => ({ baseUrl: options.baseUrl ?? DEFAULT_BASE_URL, headers: { ...options.headers, 'x-goog-api-key': options.apiKey } }),
   buildRequest(call, options) {
+    // A client's own countTokens request, counted as it sent it (exact, and free).
+    if (call.native?.protocol === GEMINI_COUNT_TOKENS) {
+      return { path: `/${options.apiVersion ?? 'v1beta'}/${modelPath(call.model)}:countTokens`, body: geminiCountTokensPassthrough(call.native.body, decodeURIComponent(modelPath(call.model))) };
+    }
     const method = call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
     const path = `/${options.apiVersion ?? 'v1beta'}/${modelPath(call.model)}:${method}`;
     // The client's own generateContent body goes as it came (the model is in the path): thought

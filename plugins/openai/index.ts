@@ -7,10 +7,15 @@
  * (`nativeResponses`; on by default for OpenAI's own API only, since many compatible servers do
  * not serve /responses): the client's body goes to `POST /responses` with the target's model, and
  * the answer comes back untranslated, read by the kit's Responses translation for usage and cost.
+ *
+ * `server` says whether `baseUrl` is OpenAI's own API or another compatible server (server.ts):
+ * chat fields outside OpenAI's set go up to a compatible server as sent, while OpenAI's own API
+ * gets the sampling parameters it refuses (`top_k`...) dropped and reported.
  */
 import { defineHttpProvider, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest, type ChatMessage, type ProviderCall, type StreamTranslator } from 'switchyard-gateway';
 import { createResponsesStreamTranslator, openAiStyleFailure, reportDrop, responsesToCompletion, UpstreamError, withoutChatExtensions, type SseJsonEvent } from 'switchyard-gateway/kit';
 import { buildEmbeddingsBody, toEmbeddings } from './embeddings.ts';
+import { type OpenAiServer, serverOf, withoutForeignSampling } from './server.ts';
 
 export interface OpenAiOptions {
   /** Base URL ending in /v1 (or wherever the server mounts /chat/completions). */
@@ -20,8 +25,15 @@ export interface OpenAiOptions {
   /** Extra headers for every request (OpenAI-Organization, OpenRouter's HTTP-Referer, ...). */
   headers?: Record<string, string>;
   /**
+   * `openai`: OpenAI's own API (or a proxy in front of it), which refuses parameters it does not
+   * know: the sampling parameters of other servers (`top_k`, `min_p`...) are dropped and
+   * reported. `compatible`: vLLM, Ollama and the like, which get every chat field as sent.
+   * Default: `openai` when the host of `baseUrl` is api.openai.com, else `compatible`.
+   */
+  server?: OpenAiServer;
+  /**
    * The server serves `POST /responses` (OpenAI's Responses API): `/v1/responses` requests are
-   * passed through untranslated. Default: true for OpenAI's own API (api.openai.com), false for
+   * passed through untranslated. Default: true for OpenAI's own API (`server: openai`), false for
    * other servers (they are translated to chat, which every compatible server serves).
    */
   nativeResponses?: boolean;
@@ -44,14 +56,15 @@ export const optionsSchema = {
     baseUrl: { type: 'string', pattern: '^https?://', description: 'Base URL ending in /v1' },
     apiKey: { type: 'string', minLength: 1 },
     headers: { type: 'object', additionalProperties: { type: 'string' } },
-    nativeResponses: { type: 'boolean', description: 'Pass /v1/responses through to POST /responses (default: true for api.openai.com only)' },
+    server: { enum: ['openai', 'compatible'], description: 'openai: OpenAI’s own API (foreign sampling parameters dropped); compatible: any other server (default from the baseUrl host)' },
+    nativeResponses: { type: 'boolean', description: 'Pass /v1/responses through to POST /responses (default: true for OpenAI’s own API only)' },
     developerRole: { type: 'boolean', description: 'false: developer messages are sent as system (reported)' },
   },
 } as const;
 
 /** Whether this configuration passes Responses requests through (see `nativeResponses`). */
-export function servesResponses(options: Pick<OpenAiOptions, 'baseUrl' | 'nativeResponses'>): boolean {
-  return options.nativeResponses ?? new URL(options.baseUrl).hostname === 'api.openai.com';
+export function servesResponses(options: Pick<OpenAiOptions, 'baseUrl' | 'nativeResponses' | 'server'>): boolean {
+  return options.nativeResponses ?? serverOf(options) === 'openai';
 }
 
 /** The client's Responses body as it came (the stored-Responses work may have expanded it), with the target's model. */
@@ -63,10 +76,12 @@ export function buildResponsesBody(call: ProviderCall): Record<string, unknown> 
  * The upstream body for one attempt: the client's request with the target's model, less the
  * gateway's own fields (thinking signatures, cache markers: a translated Messages request's cache
  * markers arrive as `prompt_cache_key` instead; past thinking is reported dropped), and
- * `developer` as `system` for a server without that role.
+ * `developer` as `system` for a server without that role, and for OpenAI's own API without the
+ * sampling parameters it refuses (server.ts).
  */
-export function buildChatBody(call: ProviderCall, options: { developerRole?: boolean } = {}): ChatCompletionRequest {
-  const body: ChatCompletionRequest = { ...withoutChatExtensions(call), model: call.model };
+export function buildChatBody(call: ProviderCall, options: { developerRole?: boolean; server?: OpenAiServer } = {}): ChatCompletionRequest {
+  let body: ChatCompletionRequest = { ...withoutChatExtensions(call), model: call.model };
+  if (options.server === 'openai') body = withoutForeignSampling(call, body);
   if (options.developerRole === false) {
     const messages = withoutDeveloperRole(call);
     if (messages) body.messages = messages;
@@ -135,7 +150,7 @@ export default defineHttpProvider<OpenAiOptions>({
   },
   buildRequest(call, options) {
     if (call.native?.protocol === RESPONSES) return { path: '/responses', body: buildResponsesBody(call) };
-    return { path: '/chat/completions', body: buildChatBody(call, options) };
+    return { path: '/chat/completions', body: buildChatBody(call, { developerRole: options.developerRole, server: serverOf(options) }) };
   },
   toCompletion: (body, call) => (call.native?.protocol === RESPONSES ? responsesToCompletion(body, call) : toCompletion(body)),
   createStreamTranslator(call) {

@@ -10,7 +10,16 @@
  * takes) is one declaration per plugin, and Gemini's and Anthropic's differ.
  */
 import { defineHttpProvider } from 'switchyard-gateway';
-import { buildGeminiRequest, createGeminiStreamTranslator, GEMINI_CAPABILITIES, geminiToCompletion, geminiTokenCount, readGoogleError } from 'switchyard-gateway/kit';
+import {
+  buildGeminiRequest,
+  createGeminiStreamTranslator,
+  GEMINI_CAPABILITIES,
+  GEMINI_COUNT_TOKENS,
+  geminiToCompletion,
+  geminiTokenCount,
+  readGoogleError,
+  vertexCountTokensFields,
+} from 'switchyard-gateway/kit';
 import { buildPredictRequests, TASK_TYPES, toEmbeddings, type PredictRequest } from './embeddings.ts';
 import { publisherModelPath, vertexBaseUrl, type VertexSite } from './endpoint.ts';
 import { AUTH_SECRETS, authSchema, prepareIdentity, type VertexAuth, type VertexIdentity } from './identity.ts';
@@ -59,8 +68,8 @@ export default defineHttpProvider<VertexOptions, Prepared>({
     },
   },
   secretOptions: AUTH_SECRETS,
-  // A client that spoke the Gemini API (src/ingress/gemini) is passed through: see buildRequest.
-  capabilities: { ...GEMINI_CAPABILITIES, nativeProtocols: ['gemini-generate-content'], extraParams: ['top_k', 'google', 'extra_body'] },
+  // A client that spoke the Gemini API (src/ingress/gemini) is passed through, its countTokens too: see buildRequest.
+  capabilities: { ...GEMINI_CAPABILITIES, nativeProtocols: ['gemini-generate-content', GEMINI_COUNT_TOKENS], extraParams: ['top_k', 'google', 'extra_body'] },
   async prepare(options, env) {
     const express = options.auth?.type === 'api-key';
     // A project names where Google-identity requests go; an Express mode key carries its own.
@@ -80,6 +89,8 @@ export default defineHttpProvider<VertexOptions, Prepared>({
     return options.identity.status();
   },
   buildRequest(call, options) {
+    // A client's own countTokens request, counted as it sent it (the fields Vertex counts).
+    if (call.native?.protocol === GEMINI_COUNT_TOKENS) return { path: publisherModelPath(options.site, 'google', call.model, 'countTokens'), body: vertexCountTokensFields(call.native.body) };
     const path = publisherModelPath(options.site, 'google', call.model, call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent');
     // The client's own generateContent body goes as it came (the model is in the path): thought
     // signatures, function-call ids, cachedContent all survive.
@@ -95,8 +106,8 @@ export default defineHttpProvider<VertexOptions, Prepared>({
   // Vertex's countTokens takes the generateContent fields it counts at the top level.
   countTokens: {
     buildRequest: (call, options) => {
-      const { contents, systemInstruction, tools, generationConfig } = buildGeminiRequest(call, { safetySettings: options.safetySettings }) as unknown as Record<string, unknown>;
-      return { path: publisherModelPath(options.site, 'google', call.model, 'countTokens'), body: { contents, systemInstruction, tools, generationConfig } };
+      const body = vertexCountTokensFields(buildGeminiRequest(call, { safetySettings: options.safetySettings }) as unknown as Record<string, unknown>);
+      return { path: publisherModelPath(options.site, 'google', call.model, 'countTokens'), body };
     },
     toCount: (body) => geminiTokenCount(body),
   },

@@ -46,7 +46,7 @@ export { buildGeminiRequest, GEMINI_CAPABILITIES, type GeminiRequestSettings } f
 export { geminiToCompletion } from '../translate/gemini/response.ts';
 export { createGeminiStreamTranslator } from '../translate/gemini/stream.ts';
 export { readGoogleError } from '../translate/gemini/errors.ts';
-export { buildGeminiCountTokensBody, geminiTokenCount } from '../translate/gemini/count-tokens.ts';
+export { buildGeminiCountTokensBody, GEMINI_COUNT_TOKENS, geminiCountTokensPassthrough, geminiTokenCount, vertexCountTokensFields } from '../translate/gemini/count-tokens.ts';
 export type { GeminiCandidate, GeminiContent, GeminiPart, GeminiResponse, GeminiUsage, GoogleStatus } from '../translate/gemini/native.ts';
 
 // Anthropic Messages (https://docs.anthropic.com/en/api/messages), SSE with named events.

@@ -134,6 +134,9 @@ export const DROPPED_FIELD_NAMES: ReadonlySet<string> = new Set([
   'thinking',
   'output_config',
   'top_k',
+  // Other servers' sampling parameters, dropped for OpenAI's own API (plugins/openai/server.ts)
+  'min_p',
+  'repetition_penalty',
   'service_tier',
   'metadata',
   'system',

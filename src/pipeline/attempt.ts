@@ -196,7 +196,8 @@ export class Attempt implements ExchangeAttempt {
       return;
     }
     if (native?.kind === 'json' && x.operation === 'count_tokens') {
-      this.response = { kind: 'count', body: { input_tokens: inputTokensOf(native.body, this.target) } };
+      const countOf = this.#passthrough ? x.session?.countOf : undefined;
+      this.response = { kind: 'count', body: { input_tokens: inputTokensOf(native.body, this.target, countOf) } };
       return;
     }
     if (!native || !call) return;
@@ -376,10 +377,10 @@ export class Attempt implements ExchangeAttempt {
 }
 
 /** `{ input_tokens }` from a provider that counted; anything else is the provider's fault (502). */
-function inputTokensOf(body: unknown, target: RouteTarget): number {
-  const n = typeof body === 'object' && body !== null && 'input_tokens' in body ? body.input_tokens : undefined;
+function inputTokensOf(body: unknown, target: RouteTarget, countOf?: (body: unknown) => number | undefined): number {
+  const n = countOf ? countOf(body) : typeof body === 'object' && body !== null && 'input_tokens' in body ? body.input_tokens : undefined;
   if (typeof n === 'number' && Number.isFinite(n)) return n;
-  throw UpstreamError.protocol(target.provider, 'the token count answer has no input_tokens');
+  throw UpstreamError.protocol(target.provider, 'the token count answer has no token count');
 }
 
 /** Embeddings usage as chat usage (no output), priced once like chat; `usage.cost` for the client. */

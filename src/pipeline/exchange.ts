@@ -142,6 +142,11 @@ export interface ProtocolSession {
   /** `count_tokens`: the gateway's own estimate, for targets that cannot count. */
   readonly estimate?: number;
   /**
+   * `count_tokens`: the count in a passed-through answer, which is in the protocol's own shape
+   * (Gemini's `totalTokens`); undefined when it has none. Absent: Anthropic's `input_tokens`.
+   */
+  readonly countOf?: (body: unknown) => number | undefined;
+  /**
    * Fields the protocol read but does not carry, whatever the target (a Responses
    * `client_metadata`, a hosted tool): reported on every answer, refused when the request is
    * strict. Parts only a native target keeps go in `native.untranslatable` instead.

@@ -77,6 +77,13 @@ export interface HttpProviderSpec<Options, Prepared = Options> extends Omit<Prov
   /** Fetches the credential once and answers its status (see `ProviderInstance.checkIdentity`); rejects, without a secret, when none can be had. */
   checkIdentity?(options: Prepared): Promise<IdentityStatus>;
   toCompletion(body: unknown, call: ProviderCall, options: Prepared): ChatCompletion;
+  /**
+   * A passed-through request's JSON answer in the client protocol's shape, where the provider's
+   * own differs (Bedrock's CountTokens answers `{inputTokens}` to a Messages `count_tokens`,
+   * whose client reads `{input_tokens}`); throw (a SyntaxError) when it cannot be read. Default:
+   * the answer as it came.
+   */
+  readNativeAnswer?(body: unknown, call: ProviderCall, options: Prepared): unknown;
   createStreamTranslator(call: ProviderCall, options: Prepared): StreamTranslator;
   /** Decodes a 2xx streamed body into native events. Default: SSE with JSON data, ending at `[DONE]`. */
   decodeStream?(body: AsyncIterable<Uint8Array>): AsyncIterable<unknown>;
@@ -223,7 +230,11 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
     if (call.stream) request = { ...request, headers: { ...request.headers, accept: 'text/event-stream' } };
     const res = await this.#dispatch(request, call);
     const responseHeaders = res.headers as Headers;
-    if (!call.stream) return { kind: 'json', body: await this.#readJson(res, call), headers: responseHeaders };
+    if (!call.stream) {
+      const body = await this.#readJson(res, call);
+      const read = call.native && this.#spec.readNativeAnswer;
+      return { kind: 'json', body: read ? this.#readable(() => read(body, call, this.#options)) : body, headers: responseHeaders };
+    }
     const events = this.#spec.decodeStream ? this.#guardStream(this.#spec.decodeStream(res.body), call) : sseJsonEvents(res.body, (err) => this.#streamFault(err, call));
     return { kind: 'stream', events, headers: responseHeaders };
   }
@@ -254,10 +265,14 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
   async #countTokens(part: HttpCountTokensSpec<Prepared>, call: ProviderCall): Promise<number> {
     const res = await this.#dispatch(part.buildRequest(call, this.#options), call);
     const body = await this.#readJson(res, call);
+    return this.#readable(() => part.toCount(body, call, this.#options));
+  }
+
+  /** Runs a reading of an answer: one that cannot be read is the provider's fault (502), as for chat translation. */
+  #readable<T>(read: () => T): T {
     try {
-      return part.toCount(body, call, this.#options);
+      return read();
     } catch (err) {
-      // An answer that cannot be read is the provider's fault (502), as for chat translation.
       if (err instanceof UpstreamError || err instanceof GatewayError) throw err;
       throw UpstreamError.protocol(this.#name, (err as Error)?.message ?? String(err), err);
     }

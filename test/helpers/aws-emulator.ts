@@ -247,6 +247,8 @@ function bedrockAnswer(req: RecordedRequest): ScriptedResponse {
         stop_sequence: null,
         usage,
       });
+    case 'count-tokens':
+      return countTokensAnswer(req.body);
     default:
       return { status: 404, headers: { 'x-amzn-errortype': 'UnknownOperationException' }, body: { message: `no such operation: ${req.url}` } };
   }
@@ -277,6 +279,27 @@ export function invokeStreamAnswer(message: { content: Array<Record<string, unkn
   frames.push(chunk({ type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens ?? 1 } }));
   frames.push(chunk({ type: 'message_stop', 'amazon-bedrock-invocationMetrics': { inputTokenCount: message.usage.input_tokens ?? 1, outputTokenCount: message.usage.output_tokens ?? 1 } }));
   return eventStream(frames);
+}
+
+/**
+ * CountTokens: exactly one of `input.converse` (Converse fields) or `input.invokeModel.body` (the
+ * InvokeModel body, base64), answered `{inputTokens}`: here the length of the counted JSON over
+ * four, so a test can tell what was counted. An InvokeModel body is checked as InvokeModel would
+ * (a JSON object with `anthropic_version` and `max_tokens`, no `model`).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the request body as the fake received it
+export function countTokensAnswer(body: any): ScriptedResponse {
+  const invalid = (message: string): ScriptedResponse => ({ status: 400, headers: { 'x-amzn-errortype': 'ValidationException' }, body: { message } });
+  const input = body?.input ?? {};
+  if (Boolean(input.converse) === Boolean(input.invokeModel)) return invalid('input must hold exactly one of converse or invokeModel');
+  let counted: string;
+  if (input.invokeModel) {
+    if (typeof input.invokeModel.body !== 'string') return invalid('invokeModel.body must be a blob');
+    counted = Buffer.from(input.invokeModel.body, 'base64').toString('utf8');
+    const parsed = JSON.parse(counted);
+    if (!parsed.anthropic_version || typeof parsed.max_tokens !== 'number' || 'model' in parsed) return invalid('Malformed input request, please reformat your input and try again.');
+  } else counted = JSON.stringify(input.converse);
+  return { status: 200, body: { inputTokens: Math.ceil(counted.length / 4) } };
 }
 
 /** A thinking block (signed) when the request asked for thinking, then the text. */

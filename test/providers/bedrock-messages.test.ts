@@ -138,4 +138,19 @@ describe('/v1/messages passed through (api: messages)', () => {
       { type: 'text_delta', text: 'hello via invoke' },
     ]);
   });
+
+  it('count_tokens: CountTokens of the InvokeModel body the client would send (thinking, cache marks, betas as sent), answered in Anthropic’s shape, exact', async () => {
+    const { model: _model, max_tokens: _max, ...counted } = request;
+    const { data, response } = await anthropic()
+      .messages.countTokens({ ...counted, model: 'claude' } as never)
+      .withResponse();
+    expect(response.headers.get('x-switchyard-token-count')).toBe('exact');
+    expect(sent().url).toBe(`/model/${encodeURIComponent(CLAUDE)}/count-tokens`);
+    expect(sent().headers.authorization).toMatch(/^AWS4-HMAC-SHA256 /);
+    const invoked = JSON.parse(Buffer.from(sent().body.input.invokeModel.body, 'base64').toString('utf8'));
+    // InvokeModel needs a max_tokens count_tokens has not: the provider's maxTokens (1024) leaves no room for the 1024 thinking budget, so 1025.
+    expect(invoked).toEqual({ anthropic_version: 'bedrock-2023-05-31', anthropic_beta: ['interleaved-thinking-2025-05-14', 'context-1m-2025-08-07'], ...counted, max_tokens: 1025 });
+    expect(data).toEqual({ input_tokens: Math.ceil(JSON.stringify(invoked).length / 4) });
+    expect(aws.refused).toEqual([]);
+  });
 });

@@ -182,8 +182,27 @@ describe('each credential source serves a request through google-auth-library', 
     expect(lastSent().url).toBe(`/v1/projects/${PROJECT}/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse`);
     expect(lastSent().body).toEqual({ contents });
 
+    // countTokens passes through too: Vertex counts the client's own request (the fields it counts, at its top level).
     const n = await ai.models.countTokens({ model: 'sa-flash', contents });
-    expect(n.totalTokens).toBeGreaterThan(0);
+    expect(n.totalTokens).toBe(JSON.stringify(contents).length);
+    expect(lastSent().url).toBe(`/v1/projects/${PROJECT}/locations/us-central1/publishers/google/models/gemini-2.5-flash:countTokens`);
+    expect(lastSent().body).toEqual({ contents });
+  });
+
+  it('Anthropic count_tokens to a Vertex Gemini model: Vertex counts the translation, exact', async () => {
+    const res = await fetch(`${t.url}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: { 'x-api-key': DEV_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sa-flash', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-switchyard-token-count')).toBe('exact');
+    const contents = [{ role: 'user', parts: [{ text: 'hi' }] }];
+    expect(await res.json()).toEqual({ input_tokens: JSON.stringify(contents).length });
+    expect(lastSent().url).toBe(`/v1/projects/${PROJECT}/locations/us-central1/publishers/google/models/gemini-2.5-flash:countTokens`);
+    // The fields Vertex counts at its top level, nothing it refuses (no model, no generateContentRequest).
+    expect(Object.keys(lastSent().body).sort()).toEqual(['contents', 'generationConfig']);
+    expect(lastSent().body.contents).toEqual(contents);
   });
 
   it("Vertex's own errors arrive in the client's envelope with a request id, no token in them", async () => {

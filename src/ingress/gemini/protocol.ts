@@ -13,6 +13,7 @@
 import { GatewayError } from '../../errors.ts';
 import type { ExchangeAttempt, ProtocolSession, SseEvents } from '../../pipeline/exchange.ts';
 import type { EmbeddingRequest } from '../../openai-types.ts';
+import { GEMINI_COUNT_TOKENS } from '../../translate/gemini/count-tokens.ts';
 import { estimateInputTokens } from '../messages/count-tokens.ts';
 import { defineProtocol, type ProtocolRequest } from '../protocol.ts';
 import { type Drop, Drops, refusalOf } from './drops.ts';
@@ -24,7 +25,7 @@ import { type GenerateTranslation, translateGenerateContent } from './request.ts
 import { completionToGemini } from './response.ts';
 import { type Framing, GeminiStreamWriter, JSON_ARRAY_FRAMING, SSE_FRAMING } from './stream.ts';
 
-/** The native protocol a gemini provider declares (`capabilities.nativeProtocols`). */
+/** The native protocol a gemini provider declares (`capabilities.nativeProtocols`); countTokens is GEMINI_COUNT_TOKENS. */
 export const GEMINI_GENERATE = 'gemini-generate-content';
 
 /**
@@ -92,9 +93,12 @@ export const geminiStreamProtocol = defineProtocol<GenerateCall>({
 });
 
 /**
- * countTokens: `{contents}` or `{generateContentRequest}` (https://ai.google.dev/api/tokens),
- * answered `{totalTokens}` from the gateway's estimate of the translated request
- * (`x-switchyard-token-count: estimate`).
+ * countTokens: `{contents}` or `{generateContentRequest}` (https://ai.google.dev/api/tokens). A
+ * target that speaks the Gemini API (gemini, vertex) counts the client's own request, passed
+ * through (thought signatures, hosted tools and safety settings count as sent), and its answer
+ * comes back as it sent it; any other target counts the translation with its own counter where it
+ * has one (Bedrock's CountTokens), else the gateway estimates it. `x-switchyard-token-count` says
+ * `exact` (a provider counted) or `estimate`.
  */
 export const geminiCountTokensProtocol = defineProtocol<GenerateCall>({
   name: 'gemini',
@@ -107,11 +111,14 @@ export const geminiCountTokensProtocol = defineProtocol<GenerateCall>({
   begin(call) {
     return {
       body: call.chat,
-      // Every target counts the translation: what it leaves out is left out of the (estimated) count.
-      drops: [...call.drops, ...call.unservable],
+      // Counted translated, what the translation leaves out is left out of the count, reported;
+      // what it could not serve is only a count here, so it is reported too, not refused.
+      native: { protocol: GEMINI_COUNT_TOKENS, body: call.body, headers: {}, untranslatable: [...call.drops, ...call.unservable] },
       estimate: estimateInputTokens(call.chat),
+      countOf: totalTokensOf,
       answer(response, attempt, headers) {
-        headers['x-switchyard-token-count'] = attempt.passthrough ? 'exact' : 'estimate';
+        headers['x-switchyard-token-count'] = attempt.sent ? 'exact' : 'estimate';
+        if (attempt.passthrough && attempt.native?.kind === 'json') return attempt.native.body;
         const counted = response.kind === 'count' ? response.body.input_tokens : 0;
         return { totalTokens: counted };
       },
@@ -119,6 +126,13 @@ export const geminiCountTokensProtocol = defineProtocol<GenerateCall>({
   },
   error: geminiError,
 });
+
+/** `totalTokens` of Gemini's countTokens answer (proto3 JSON leaves a zero out); undefined when it is not one. */
+function totalTokensOf(body: unknown): number | undefined {
+  if (!isObject(body)) return undefined;
+  if (body.totalTokens === undefined) return 0;
+  return typeof body.totalTokens === 'number' && Number.isFinite(body.totalTokens) ? body.totalTokens : undefined;
+}
 
 interface EmbedCall {
   request: EmbeddingRequest;

@@ -20,3 +20,22 @@ export function geminiTokenCount(body: unknown): number {
   if (typeof total !== 'number' || !Number.isFinite(total)) throw new SyntaxError('the countTokens answer has no totalTokens number');
   return total;
 }
+
+/** The native protocol of a Gemini API `:countTokens` request (the Gemini way in, src/ingress/gemini). */
+export const GEMINI_COUNT_TOKENS = 'gemini-count-tokens';
+
+/**
+ * A client's own countTokens request, passed through to the Gemini API: its generateContent body
+ * (what it sent as `{contents}` or under `generateContentRequest`) under `generateContentRequest`
+ * with the target's model (`models/x`), so its system instruction, tools and settings count as
+ * they would be sent, untranslated.
+ */
+export function geminiCountTokensPassthrough(body: Readonly<Record<string, unknown>>, model: string): Record<string, unknown> {
+  return { generateContentRequest: { ...body, model } };
+}
+
+/** The generateContent fields Vertex's countTokens counts, taken at its top level (it refuses the others). */
+export function vertexCountTokensFields(body: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const { contents, systemInstruction, tools, generationConfig } = body;
+  return { contents, systemInstruction, tools, generationConfig };
+}

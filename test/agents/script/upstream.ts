@@ -1,17 +1,26 @@
 /**
  * One loopback upstream that plays the model for every provider family the gateway may call, each
  * in its own wire format (OpenAI chat and Responses under /v1, Anthropic Messages, Gemini
- * generateContent): what reaches it is what the gateway made of the client's request, so each
- * request is recorded with the wire it arrived in (a case's matrix cell says which one it was).
+ * generateContent, Bedrock Converse and Claude's Messages body over InvokeModel, SigV4-checked):
+ * what reaches it is what the gateway made of the client's request, so each request is recorded
+ * with the wire it arrived in (a case's matrix cell says which one it was).
  */
 import { fakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedResponse } from '../../../src/kit/testing/index.ts';
+import { invokeStreamAnswer } from '../../helpers/aws-emulator.ts';
+import { signedByAws } from '../../helpers/sigv4.ts';
 import { CaseBook, type Decision, type TurnView } from './model.ts';
 import { answerChat, readChat } from './wire-chat.ts';
+import { answerConverse, readConverse } from './wire-converse.ts';
 import { answerGemini, readGemini } from './wire-gemini.ts';
-import { answerMessages, readMessages } from './wire-messages.ts';
+import { answerMessages, messageFor, readMessages } from './wire-messages.ts';
 import { answerResponses, readResponses } from './wire-responses.ts';
 
-export type Wire = 'chat' | 'responses' | 'messages' | 'gemini';
+export type Wire = 'chat' | 'responses' | 'messages' | 'gemini' | 'converse';
+/** How a wire is framed: Messages also comes over Bedrock's InvokeModel (its own stream framing). */
+type Format = Wire | 'invoke';
+
+/** The AWS keys the bedrock providers sign with; a request not signed with them is refused, as Bedrock would. */
+export const BEDROCK_KEYS = { accessKeyId: 'AKIDAGENTSMATRIX01', secretAccessKey: 'agents-matrix-bedrock-secret-0123456789' };
 
 export interface Turn {
   wire: Wire;
@@ -27,16 +36,33 @@ interface WireFormat {
   answer(decision: Decision, model: string, stream: boolean, body: unknown): ScriptedResponse;
 }
 
-const FORMATS: Record<Wire, WireFormat> = {
+const FORMATS: Record<Format, WireFormat> = {
   chat: { read: readChat, answer: answerChat },
   responses: { read: readResponses, answer: answerResponses },
   messages: { read: readMessages, answer: answerMessages },
   gemini: { read: readGemini, answer: answerGemini },
+  converse: { read: readConverse, answer: answerConverse },
+  invoke: {
+    read: readMessages,
+    answer: (decision, model, stream, body) => {
+      const message = messageFor(decision, model, body);
+      return stream ? invokeStreamAnswer(message) : { status: 200, body: message };
+    },
+  },
 };
 
-/** Which wire a request path speaks; the Gemini model name is in the path. */
-function route(url: string): { wire: Wire; model?: string; stream?: boolean } | { count: Wire } | undefined {
+const COUNTS: Record<string, unknown> = { messages: { input_tokens: 20 }, gemini: { totalTokens: 20 }, bedrock: { inputTokens: 20 } };
+
+/** Which wire a request path speaks; the Gemini and Bedrock model names are in the path. */
+function route(url: string): { wire: Wire; format?: Format; model?: string; stream?: boolean } | { count: keyof typeof COUNTS } | undefined {
   const path = url.split('?')[0]!;
+  const bedrock = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream|count-tokens)$/.exec(path);
+  if (bedrock) {
+    const [, model, op] = bedrock;
+    if (op === 'count-tokens') return { count: 'bedrock' };
+    const invoke = op!.startsWith('invoke');
+    return { wire: invoke ? 'messages' : 'converse', format: invoke ? 'invoke' : 'converse', model: decodeURIComponent(model!), stream: op!.endsWith('stream') };
+  }
   if (path.endsWith('/chat/completions')) return { wire: 'chat' };
   if (path.endsWith('/responses')) return { wire: 'responses' };
   if (path.endsWith('/messages/count_tokens')) return { count: 'messages' };
@@ -58,11 +84,14 @@ export interface ScriptedModel {
 export function scriptedModel(): ScriptedModel {
   const cases = new CaseBook();
   const turns: Turn[] = [];
-  const upstream = fakeUpstream((req: RecordedRequest) => {
+  const upstream = fakeUpstream(async (req: RecordedRequest) => {
     const where = route(req.url);
     if (!where) return { status: 404, body: { error: { message: `scripted model: no route for ${req.method} ${req.url}`, type: 'not_found' } } };
-    if ('count' in where) return { status: 200, body: where.count === 'messages' ? { input_tokens: 20 } : { totalTokens: 20 } };
-    const format = FORMATS[where.wire];
+    if (req.url.startsWith('/model/') && !(await signedByAws(req, BEDROCK_KEYS))) {
+      return { status: 403, headers: { 'x-amzn-errortype': 'UnrecognizedClientException' }, body: { message: 'The security token included in the request is invalid.' } };
+    }
+    if ('count' in where) return { status: 200, body: COUNTS[where.count] };
+    const format = FORMATS[where.format ?? where.wire];
     const view = format.read(req.body, req.raw);
     const decision = cases.decide(view);
     turns.push({ wire: where.wire, caseId: cases.find(req.raw)?.id, decision, tools: view.tools.map((t) => t.name), toolResults: view.toolResults });

@@ -37,26 +37,33 @@ export function readMessages(body: any, raw: string): TurnView {
 
 let answers = 0;
 
+/** The Messages answer to a decision (a `tool_use` block or text); a threaded request's conversation is kept under its id. */
 // biome-ignore lint/suspicious/noExplicitAny: a client's request body, read field by field
-export function answerMessages(decision: Decision, model: string, stream: boolean, body: any): ScriptedResponse {
+export function messageFor(decision: Decision, model: string, body: any) {
   const id = `msg_sy${Date.now()}_${++answers}`;
   const block =
     decision.kind === 'tool'
       ? { type: 'tool_use', id: decision.callId.replace(/^call_/, 'toolu_'), name: decision.tool.name, input: typeof decision.input === 'string' ? { input: decision.input } : decision.input }
       : { type: 'text', text: decision.text };
   const stop = decision.kind === 'tool' ? 'tool_use' : 'end_turn';
-  const message = { id, type: 'message', role: 'assistant', model, content: [block], stop_reason: stop, stop_sequence: null, usage: usage.messages };
   if (body?.thread) threads.set(id, conversation(body).concat([{ role: 'assistant', content: [block] }]));
+  return { id, type: 'message', role: 'assistant', model, content: [block] as Array<Record<string, unknown>>, stop_reason: stop, stop_sequence: null, usage: usage.messages };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a client's request body, read field by field
+export function answerMessages(decision: Decision, model: string, stream: boolean, body: any): ScriptedResponse {
+  const message = messageFor(decision, model, body);
   if (!stream) return { status: 200, body: message };
+  const [block] = message.content as Array<{ type: string; text?: string; input?: unknown }>;
   const ev = (event: string, fields: object) => ({ event, data: { type: event, ...fields } });
-  const opening = block.type === 'tool_use' ? { ...block, input: {} } : { type: 'text', text: '' };
-  const delta = block.type === 'tool_use' ? { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } : { type: 'text_delta', text: (block as { text: string }).text };
+  const opening = block!.type === 'tool_use' ? { ...block, input: {} } : { type: 'text', text: '' };
+  const delta = block!.type === 'tool_use' ? { type: 'input_json_delta', partial_json: JSON.stringify(block!.input) } : { type: 'text_delta', text: block!.text };
   return sse([
     ev('message_start', { message: { ...message, content: [], stop_reason: null, usage: { ...usage.messages, output_tokens: 1 } } }),
     ev('content_block_start', { index: 0, content_block: opening }),
     ev('content_block_delta', { index: 0, delta }),
     ev('content_block_stop', { index: 0 }),
-    ev('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: usage.messages.output_tokens } }),
+    ev('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: usage.messages.output_tokens } }),
     ev('message_stop', {}),
   ]);
 }

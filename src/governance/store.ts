@@ -118,6 +118,9 @@ export interface UsageRow {
   costNano: number;
   /** Requests with a known cost (those in costNano). */
   priced: number;
+  /** From the request ledger only: answers served by the exact cache, and what they saved (nano-USD). */
+  cacheHits?: number;
+  savedNano?: number;
 }
 
 export interface ScopeStore {

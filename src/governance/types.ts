@@ -169,6 +169,10 @@ export interface UsageResult {
   amount: { value: number; currency: 'usd' } | null;
   /** Requests whose cost is unknown (not in `amount`). */
   unpriced_requests: number;
+  /** With a request ledger: answers served by the exact cache (not in `num_model_requests`). */
+  cache_hits?: number;
+  /** With a request ledger: what those answers cost when they were made, spend saved (null when none was priced). */
+  saved_amount?: { value: number; currency: 'usd' } | null;
 }
 
 export interface UsageBucket {

@@ -13,6 +13,7 @@
  *   reload that adds or changes a budget starts from what was really spent).
  * Stores throw StateUnavailableError when they cannot answer.
  */
+import type { LockStats } from '../runtime/sqlite.ts';
 import type { BudgetPeriod, TokenUsage, UsageLabels } from './types.ts';
 
 export const WINDOW_MS = 60_000;
@@ -132,5 +133,7 @@ export interface ScopeStore {
   usageRows(fromDay: string, toDay: string): Promise<UsageRow[]>;
   /** Redis: data losses seen and rebuilds made by this instance. */
   readonly recovery?: { dataLosses: number; rebuilds: number };
+  /** A SQLite file's lock waits (memory backend), for metrics. */
+  lockStats?(): LockStats | undefined;
   close(): Promise<void>;
 }

@@ -209,6 +209,8 @@ export interface StateBackend {
   usage(query: UsageQuery): Promise<UsagePage>;
   /** What this instance saw go wrong with the store, for metrics. */
   counts?(): StateCounts;
+  /** The state file's lock waits (memory backend; runtime/sqlite.ts LockStats), for metrics. */
+  lockStats?(): { busy: number; waitedSeconds: number; locked: boolean } | undefined;
   close(): Promise<void>;
 }
 

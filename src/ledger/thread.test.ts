@@ -96,6 +96,25 @@ describe('the ledger on its writer thread', () => {
     await ledger.close();
   });
 
+  it('a writer thread that dies fails its calls; its rows stay queued and a new thread writes them once', async () => {
+    const where = file();
+    const engine = new ThreadedEngine({ kind: 'sqlite', path: where }, () => {});
+    const ledger = new RequestLedger({ engine, log: quiet, flushMs: 10, maxRetryMs: 20 });
+    await ledger.start();
+    ledger.record(row('before'));
+    await ledger.flush();
+    for (let i = 0; i < 50; i++) ledger.record(row(`during${i}`));
+    // Dies while the batch is on its way: that write fails, the rows stay queued.
+    const writing = ledger.flush();
+    await engine.killThread();
+    await writing;
+    await expect.poll(() => ledger.stats, { timeout: 10_000 }).toMatchObject({ queued: 0, written: 51, up: true });
+    await ledger.close();
+    const db = new DatabaseSync(where);
+    expect(db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT entry) AS entries FROM ledger_requests').get()).toEqual({ n: 51, entries: 51 });
+    db.close();
+  });
+
   it('an engine that cannot open fails its calls, and the rows stay queued', async () => {
     const engine = new ThreadedEngine({ kind: 'sqlite', path: path.join(tmpdir(), 'no-such-dir-switchyard', 'x', 'state.sqlite') }, () => {});
     const ledger = new RequestLedger({ engine, log: quiet, flushMs: 10, maxRetryMs: 20 });

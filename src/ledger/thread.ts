@@ -79,6 +79,11 @@ export class ThreadedEngine implements LedgerEngine {
     }
   }
 
+  /** Ends the writer thread as a crash of it would (tests): its calls fail, the next call starts another. */
+  async killThread(): Promise<void> {
+    await this.#worker?.terminate();
+  }
+
   #call(method: Method, args: unknown[]): Promise<unknown> {
     if (this.#closed) return Promise.reject(new Error('the request ledger is closed'));
     const worker = this.#started();

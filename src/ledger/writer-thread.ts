@@ -21,11 +21,19 @@ const engine = (): Promise<LedgerEngine> => {
   return opening;
 };
 
+// A thread started after another died serves a ledger migrated long ago: its engine migrates first.
+let migrated = false;
+
 port.on('message', async (call: EngineCall) => {
   try {
     const e = await engine();
+    if (!migrated && call.method !== 'migrate' && call.method !== 'close') {
+      await e.migrate();
+      migrated = true;
+    }
     // Each method is the engine's own, called with the arguments the serving thread gave.
     const value = await (e[call.method] as (...args: unknown[]) => Promise<unknown>).apply(e, call.args);
+    if (call.method === 'migrate') migrated = true;
     post({ id: call.id, ok: true, value });
   } catch (err) {
     // The message only: a driver's error object may carry its connection settings.

@@ -115,6 +115,15 @@ describe('the ledger on its writer thread', () => {
     db.close();
   });
 
+  it('a call whose arguments cannot be copied to the thread fails alone', async () => {
+    const engine = new ThreadedEngine({ kind: 'sqlite', path: file() }, () => {});
+    await engine.migrate();
+    await expect(engine.insert([{ ...row('bad'), key: (() => 'k') as unknown as string }])).rejects.toThrow(/could not be cloned/);
+    await engine.insert([row('good')]);
+    expect(await engine.request('req-good')).toMatchObject({ entry: 'good' });
+    await engine.close();
+  });
+
   it('an engine that cannot open fails its calls, and the rows stay queued', async () => {
     const engine = new ThreadedEngine({ kind: 'sqlite', path: path.join(tmpdir(), 'no-such-dir-switchyard', 'x', 'state.sqlite') }, () => {});
     const ledger = new RequestLedger({ engine, log: quiet, flushMs: 10, maxRetryMs: 20 });

@@ -88,11 +88,12 @@ export class ThreadedEngine implements LedgerEngine {
     if (this.#closed) return Promise.reject(new Error('the request ledger is closed'));
     const worker = this.#started();
     const id = ++this.#next;
-    // The thread keeps the process alive only while a call waits on it (a shutdown's last write).
-    if (this.#pending.size === 0) worker.ref();
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      // Throws for arguments that cannot be copied: then nothing waits on the thread.
       worker.postMessage({ id, method, args } satisfies EngineCall);
+      // The thread keeps the process alive only while a call waits on it (a shutdown's last write).
+      if (this.#pending.size === 0) worker.ref();
+      this.#pending.set(id, { resolve, reject });
     });
   }
 

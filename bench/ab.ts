@@ -1,6 +1,7 @@
 /**
  * A quick A/B of one scenario, hop against gateway, for working on one figure (not the report):
- *   node bench/ab.ts <plain|stream|slow> [rounds] [seconds]
+ *   node bench/ab.ts <plain|stream|slow|miss> [rounds] [seconds] [cache]
+ * With `cache`, the gateway with the exact cache on is measured against the gateway without it.
  * Same pinning and measures as `npm run bench`; blocks take turns; prints per-round figures.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,8 +18,9 @@ const connections = scenario === 'slow' ? 1000 : 10;
 pinSelf();
 const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-ab-'));
 const upstream = await startUpstream(dir);
-const hop = await startHop(dir, upstream);
-const gateway = await startGateway(dir, upstream, { name: 'gateway' });
+const withCache = process.argv[5] === 'cache';
+const hop = withCache ? await startGateway(dir, upstream, { name: 'gateway, cache off' }) : await startHop(dir, upstream);
+const gateway = await startGateway(dir, upstream, withCache ? { name: 'gateway, cache on', cache: true } : { name: 'gateway' });
 try {
   for (const s of [hop, gateway]) await saturate(s.url, { body: BODIES[scenario === 'slow' ? 'stream' : scenario], connections: 10, seconds: 2 });
   for (let r = 1; r <= rounds; r++) {

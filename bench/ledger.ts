@@ -1,8 +1,11 @@
 /**
- * The request ledger's CPU cost per request, measured in this process without HTTP: what the
- * serving thread does at a request's end (build the row, push it: `requestEnded`), and what the
- * writer's timer does per row (a 500-row batch into SQLite, and into PostgreSQL when one is
- * given). Both run on the gateway's one thread; the full benchmark's variants measure the whole.
+ * The request ledger's cost to the serving thread per request, measured in this process without
+ * HTTP, as main-thread CPU (process.threadCpuUsage: the writer thread's and the machine's other
+ * work do not count). A request's end builds the row and queues it (`requestEnded`); every
+ * `flushMs` the queue goes to the engine in one batch. Two ways are timed, for SQLite and for
+ * PostgreSQL when one is given: the engine on the serving thread (the SQL, the parameters,
+ * SQLite's write, pg's encoding and replies all on it, as before the writer thread), and the
+ * engine on its writer thread (thread.ts: the serving thread only copies the batch across).
  *
  *   node bench/ledger.ts [postgres://…]     (npm run bench passes the server it started)
  */
@@ -13,16 +16,19 @@ import pino from 'pino';
 import { RequestLedger } from '../src/ledger/book.ts';
 import type { LedgerEngine } from '../src/ledger/engine.ts';
 import { PostgresLedger } from '../src/ledger/postgres.ts';
-import { rowOf, type LedgerRow } from '../src/ledger/record.ts';
 import { SqliteLedger } from '../src/ledger/sqlite.ts';
+import { ThreadedEngine } from '../src/ledger/thread.ts';
 import type { ExchangeView } from '../src/pipeline/exchange.ts';
 
 export interface LedgerCost {
-  /** µs of the serving thread per request: the row built and queued. */
+  /** µs of the serving thread per request: the row built and queued, nothing written. */
   recordUs: number;
-  /** µs per row written in 500-row batches. */
-  sqliteWriteUs: number;
-  postgresWriteUs: number | null;
+  /** µs of the serving thread per request, row and write, with the engine on that thread. */
+  sqliteInThreadUs: number;
+  postgresInThreadUs: number | null;
+  /** The same with the engine on its writer thread (what the gateway runs). */
+  sqliteThreadedUs: number;
+  postgresThreadedUs: number | null;
 }
 
 /** A finished request as the observer sees it: answered, with usage, one attempt. */
@@ -52,16 +58,15 @@ function finished(i: number): ExchangeView {
 
 const quiet = pino({ level: 'silent' });
 
-/** CPU time of this process (user + system), µs: the machine's other work does not count. */
+/** CPU time of this thread (user + system), µs; the whole process's on a Node without threadCpuUsage. */
 function cpuMicros(): number {
-  const { user, system } = process.cpuUsage();
+  const { user, system } = process.threadCpuUsage?.() ?? process.cpuUsage();
   return user + system;
 }
 
+/** Main-thread µs per request for the row alone: an engine that keeps nothing, the queue emptied between rounds. */
 async function recordCost(): Promise<number> {
   const views = Array.from({ length: 1000 }, (_, i) => finished(i));
-  // An engine that keeps nothing: the queue is emptied between timed rounds, as the writer's timer
-  // empties it every flushMs, and only the serving thread's share (requestEnded) is timed.
   const sink: LedgerEngine = {
     kind: 'none',
     migrate: async () => {},
@@ -86,25 +91,47 @@ async function recordCost(): Promise<number> {
   return timed / (rounds * views.length);
 }
 
-async function writeCost(engine: LedgerEngine): Promise<number> {
-  await engine.migrate();
-  const rows: LedgerRow[] = Array.from({ length: 20_000 }, (_, i) => rowOf(finished(i)));
-  await engine.insert(rows.slice(0, 500));
-  const t0 = cpuMicros();
-  for (let i = 500; i < rows.length; i += 500) await engine.insert(rows.slice(i, i + 500));
-  // This process's CPU (PostgreSQL's own work is the server's, not the gateway's).
-  const us = (cpuMicros() - t0) / (rows.length - 500);
-  await engine.close();
-  return us;
+/** Requests per batch: 200 ms (flushMs) of 1,000 requests a second. */
+const BATCH = 200;
+
+/**
+ * Main-thread µs per request: rows recorded a batch at a time, each batch then written as the
+ * writer's timer writes it (flush), the whole cycle timed.
+ */
+async function servingCost(engine: LedgerEngine, batches: number): Promise<number> {
+  const ledger = new RequestLedger({ engine, log: quiet, flushMs: 10_000_000 });
+  await ledger.start();
+  let n = 0;
+  const views = () => Array.from({ length: BATCH }, () => finished(n++));
+  for (let warm = 0; warm < 20; warm++) {
+    for (const view of views()) ledger.requestEnded(view);
+    await ledger.flush();
+  }
+  let timed = 0;
+  for (let round = 0; round < batches; round++) {
+    const batch = views();
+    const t0 = cpuMicros();
+    for (const view of batch) ledger.requestEnded(view);
+    await ledger.flush();
+    timed += cpuMicros() - t0;
+  }
+  if (ledger.stats.written !== n) throw new Error(`the bench wrote ${ledger.stats.written} rows of ${n}`);
+  await ledger.close();
+  return timed / (batches * BATCH);
 }
 
-export async function measureLedger(postgresUrl?: string): Promise<LedgerCost> {
+export async function measureLedger(postgresUrl?: string, batches = 100): Promise<LedgerCost> {
   const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-ledger-'));
+  let files = 0;
+  const file = () => path.join(dir, `state-${++files}.sqlite`);
+  const warn = (msg: string) => quiet.warn(msg);
   try {
     return {
       recordUs: await recordCost(),
-      sqliteWriteUs: await writeCost(new SqliteLedger(path.join(dir, 'state.sqlite'))),
-      postgresWriteUs: postgresUrl ? await writeCost(new PostgresLedger({ url: postgresUrl })) : null,
+      sqliteInThreadUs: await servingCost(new SqliteLedger(file()), batches),
+      sqliteThreadedUs: await servingCost(new ThreadedEngine({ kind: 'sqlite', path: file() }, warn), batches),
+      postgresInThreadUs: postgresUrl ? await servingCost(new PostgresLedger({ url: postgresUrl }), batches) : null,
+      postgresThreadedUs: postgresUrl ? await servingCost(new ThreadedEngine({ kind: 'postgres', url: postgresUrl }, warn), batches) : null,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -32,6 +32,7 @@ import { openStateBackend, type SpendSource, type StateBackend } from './governa
 import { registerStateMetrics } from './governance/metrics.ts';
 import { openLedger, registerLedgerMetrics, type RequestLedger } from './ledger/index.ts';
 import { openResponseStore, type ResponseStore } from './responses-store/index.ts';
+import { registerLockMetrics } from './runtime/sqlite-metrics.ts';
 import type { GatewayConfig } from './config/types.ts';
 import path from 'node:path';
 
@@ -203,6 +204,7 @@ export class Gateway {
       state = parsed.config ? await (options.openState ?? openState)(parsed.config.state, parsed.configDir, log, options.clock, ledger) : undefined;
       responses = parsed.config ? await openResponses(parsed.config.state, parsed.configDir, log) : undefined;
       if (state && instruments.metrics) registerStateMetrics(instruments.metrics.registry, state);
+      if (instruments.metrics) registerLockMetrics(instruments.metrics.registry, { state: () => state?.lockStats?.(), responses: () => responses?.lockStats() });
       runtime = await buildRuntime(parsed, { generation: 1, log, env: options.env, clock: options.clock, observer, state, selfUrl: () => gateway?.url });
     } catch (err) {
       await responses?.close();

@@ -60,6 +60,23 @@ describe('switchyard usage tables', () => {
     ]);
   });
 
+  it('with cache hits in the period, two columns say them and what they saved', () => {
+    const text = formatUsage(
+      page(
+        [result({ key: 'ci', cache_hits: 3, saved_amount: { value: 0.003, currency: 'usd' } }), result({ key: 'dev', cache_hits: 0, saved_amount: null })],
+        [result({ key: 'ci', num_model_requests: 0, input_tokens: 0, output_tokens: 0, amount: null, cache_hits: 2, saved_amount: { value: 0.002, currency: 'usd' } })],
+      ),
+      'key',
+    );
+    expect(text.split('\n').map((l) => l.split(/\s{2,}/))).toEqual([
+      ['day', 'key', 'requests', 'input', 'cached', 'cache write', 'output', 'cost (USD)', 'cache hits', 'saved (USD)'],
+      ['2026-03-01', 'ci', '1', '10', '0', '0', '5', '0.001', '3', '0.003'],
+      ['2026-03-01', 'dev', '1', '10', '0', '0', '5', '0.001', '0', '0'],
+      ['2026-03-02', 'ci', '0', '0', '0', '0', '0', '0', '2', '0.002'],
+      ['total', '2', '20', '0', '0', '10', '0.002', '5', '0.005'],
+    ]);
+  });
+
   it('says so when nothing was requested', () => {
     expect(formatUsage(page([], []), 'key')).toBe('no requests in this period');
   });

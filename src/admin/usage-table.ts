@@ -49,10 +49,11 @@ function costCell(amount: UsageResult['amount'], unpriced: number): string {
   return amount === null ? `unknown (${unpriced} unpriced)` : `${value} + ${unpriced} unpriced`;
 }
 
-/** Days with requests, one row per day and group; a total row when there is more than one. */
+/** Days with requests, one row per day and group; a total row when there is more than one. Cache hits and their saving when there were any. */
 export function formatUsage(page: UsagePage, by: UsageGrouping): string {
-  const rows = [['day', by, 'requests', 'input', 'cached', 'cache write', 'output', 'cost (USD)']];
-  const total = { requests: 0, input: 0, cached: 0, write: 0, output: 0, usd: 0, priced: false, unpriced: 0 };
+  const hits = page.data.some((b) => b.results.some((r) => (r.cache_hits ?? 0) > 0));
+  const rows = [['day', by, 'requests', 'input', 'cached', 'cache write', 'output', 'cost (USD)', ...(hits ? ['cache hits', 'saved (USD)'] : [])]];
+  const total = { requests: 0, input: 0, cached: 0, write: 0, output: 0, usd: 0, priced: false, unpriced: 0, hits: 0, saved: 0 };
   for (const bucket of page.data) {
     for (const r of bucket.results) {
       rows.push([
@@ -63,8 +64,12 @@ export function formatUsage(page: UsagePage, by: UsageGrouping): string {
         String(r.input_cached_tokens),
         String(r.input_cache_write_tokens),
         String(r.output_tokens),
-        costCell(r.amount, r.unpriced_requests),
+        // Only cache hits: nothing was paid.
+        r.num_model_requests === 0 ? '0' : costCell(r.amount, r.unpriced_requests),
+        ...(hits ? [String(r.cache_hits ?? 0), usd(r.saved_amount?.value ?? 0)] : []),
       ]);
+      total.hits += r.cache_hits ?? 0;
+      total.saved += r.saved_amount?.value ?? 0;
       total.requests += r.num_model_requests;
       total.input += r.input_tokens;
       total.cached += r.input_cached_tokens;
@@ -88,6 +93,7 @@ export function formatUsage(page: UsagePage, by: UsageGrouping): string {
       String(total.write),
       String(total.output),
       costCell(total.priced ? { value: total.usd, currency: 'usd' } : null, total.unpriced),
+      ...(hits ? [String(total.hits), usd(total.saved)] : []),
     ]);
   return table(rows, new Set([0, 1]));
 }

@@ -42,8 +42,7 @@ export class MemoryCache implements CacheStore {
     return JSON.parse(slot.json) as CacheEntry;
   }
 
-  async set(key: string, entry: CacheEntry, ttlMs: number): Promise<void> {
-    const json = JSON.stringify(entry);
+  async set(key: string, json: string, ttlMs: number): Promise<void> {
     const bytes = Buffer.byteLength(json);
     // An entry bigger than a tenth of the cache would push out everything else: not kept.
     if (bytes > this.#maxBytes / 10) return;

@@ -30,8 +30,8 @@ export class RedisCache implements CacheStore {
     return json === null ? undefined : (JSON.parse(json) as CacheEntry);
   }
 
-  async set(key: string, entry: CacheEntry, ttlMs: number): Promise<void> {
-    await this.#redis.set(this.#prefix + key, JSON.stringify(entry), 'PX', Math.max(1, Math.round(ttlMs)));
+  async set(key: string, json: string, ttlMs: number): Promise<void> {
+    await this.#redis.set(this.#prefix + key, json, 'PX', Math.max(1, Math.round(ttlMs)));
   }
 
   async close(): Promise<void> {

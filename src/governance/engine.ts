@@ -157,6 +157,8 @@ export function createEngine(store: ScopeStore, options: EngineOptions): StateBa
       return usagePage(await store.usageRows(from, to), query, now());
     },
 
+    lockStats: () => store.lockStats?.(),
+
     counts() {
       return { dataLosses: store.recovery?.dataLosses ?? 0, rebuilds: store.recovery?.rebuilds ?? 0, droppedSettlements: queue.droppedTotal };
     },

@@ -8,7 +8,7 @@
  * spend of the requests in flight at the crash is never lost.
  */
 import { Ledger } from './ledger.ts';
-import { LockWatch } from '../runtime/sqlite.ts';
+import { LockWatch, type LockStats } from '../runtime/sqlite.ts';
 import { periodId } from './periods.ts';
 import { ScopeState } from './scope-state.ts';
 import { StateUnavailableError } from './types.ts';
@@ -54,13 +54,14 @@ export class MemoryStore implements ScopeStore {
    * queue and is replayed until the lock is gone; an admission follows `onUnavailable`.
    */
   #durably<T>(fn: () => T, writes = true): T {
+    const started = performance.now();
     try {
       const result = fn();
       // Reads pass under a write lock (WAL): only a write says the lock is gone.
       if (writes) this.#lockWatch?.succeeded();
       return result;
     } catch (err) {
-      this.#lockWatch?.failed(err);
+      this.#lockWatch?.failed(err, performance.now() - started);
       throw new StateUnavailableError(`state file: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
   }
@@ -163,6 +164,11 @@ export class MemoryStore implements ScopeStore {
 
   async usageRows(fromDay: string, toDay: string): Promise<UsageRow[]> {
     return this.#ledger.usageRows(fromDay, toDay);
+  }
+
+  /** The state file's lock waits, for metrics (undefined without a logger: nothing is watched). */
+  lockStats(): LockStats | undefined {
+    return this.#lockWatch?.stats;
   }
 
   async close(): Promise<void> {

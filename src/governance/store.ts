@@ -13,6 +13,7 @@
  *   reload that adds or changes a budget starts from what was really spent).
  * Stores throw StateUnavailableError when they cannot answer.
  */
+import type { LockStats } from '../runtime/sqlite.ts';
 import type { BudgetPeriod, TokenUsage, UsageLabels } from './types.ts';
 
 export const WINDOW_MS = 60_000;
@@ -118,6 +119,9 @@ export interface UsageRow {
   costNano: number;
   /** Requests with a known cost (those in costNano). */
   priced: number;
+  /** From the request ledger only: answers served by the exact cache, and what they saved (nano-USD). */
+  cacheHits?: number;
+  savedNano?: number;
 }
 
 export interface ScopeStore {
@@ -129,5 +133,7 @@ export interface ScopeStore {
   usageRows(fromDay: string, toDay: string): Promise<UsageRow[]>;
   /** Redis: data losses seen and rebuilds made by this instance. */
   readonly recovery?: { dataLosses: number; rebuilds: number };
+  /** A SQLite file's lock waits (memory backend), for metrics. */
+  lockStats?(): LockStats | undefined;
   close(): Promise<void>;
 }

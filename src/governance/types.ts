@@ -169,6 +169,10 @@ export interface UsageResult {
   amount: { value: number; currency: 'usd' } | null;
   /** Requests whose cost is unknown (not in `amount`). */
   unpriced_requests: number;
+  /** With a request ledger: answers served by the exact cache (not in `num_model_requests`). */
+  cache_hits?: number;
+  /** With a request ledger: what those answers cost when they were made, spend saved (null when none was priced). */
+  saved_amount?: { value: number; currency: 'usd' } | null;
 }
 
 export interface UsageBucket {
@@ -205,6 +209,8 @@ export interface StateBackend {
   usage(query: UsageQuery): Promise<UsagePage>;
   /** What this instance saw go wrong with the store, for metrics. */
   counts?(): StateCounts;
+  /** The state file's lock waits (memory backend; runtime/sqlite.ts LockStats), for metrics. */
+  lockStats?(): { busy: number; waitedSeconds: number; locked: boolean } | undefined;
   close(): Promise<void>;
 }
 

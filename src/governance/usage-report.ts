@@ -21,7 +21,9 @@ const byLabels = (x: UsageResult, y: UsageResult): number => (label(x) < label(y
 export function usagePage(rows: readonly UsageRow[], query: UsageQuery, nowMs: number): UsagePage {
   const { from, to } = daysOf(query, nowMs);
   const group = new Set(query.groupBy ?? []);
-  const byDay = new Map<string, Map<string, UsageResult & { costNano: number; priced: number }>>();
+  const byDay = new Map<string, Map<string, UsageResult & { costNano: number; priced: number; hits: number; savedNano: number }>>();
+  // Rows from the request ledger carry the cache's hits; then every result says them.
+  const withCache = rows.some((row) => row.cacheHits !== undefined);
   for (const row of rows) {
     if (!matches(query.keys, row.key) || !matches(query.teams, row.team) || !matches(query.models, row.model)) continue;
     const key = group.has('key') ? row.key : null;
@@ -46,6 +48,8 @@ export function usagePage(rows: readonly UsageRow[], query: UsageQuery, nowMs: n
         unpriced_requests: 0,
         costNano: 0,
         priced: 0,
+        hits: 0,
+        savedNano: 0,
       };
       results.set(id, r);
     }
@@ -56,16 +60,19 @@ export function usagePage(rows: readonly UsageRow[], query: UsageQuery, nowMs: n
     r.output_tokens += row.output;
     r.costNano += row.costNano;
     r.priced += row.priced;
+    r.hits += row.cacheHits ?? 0;
+    r.savedNano += row.savedNano ?? 0;
   }
   const data = dayRange(from, to).map((day) => {
     const start = Date.parse(`${day}T00:00:00Z`);
     const results = [...(byDay.get(day)?.values() ?? [])]
       .map(
-        ({ costNano, priced, ...r }): UsageResult => ({
+        ({ costNano, priced, hits, savedNano, ...r }): UsageResult => ({
           ...r,
           // Unknown prices are never 0: the amount covers the priced requests and says how many were not.
           amount: priced > 0 ? { value: fromNano(costNano), currency: 'usd' } : null,
           unpriced_requests: r.num_model_requests - priced,
+          ...(withCache ? { cache_hits: hits, saved_amount: savedNano > 0 ? { value: fromNano(savedNano), currency: 'usd' as const } : null } : {}),
         }),
       )
       .sort(byLabels);

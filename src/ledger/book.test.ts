@@ -35,6 +35,8 @@ function row(entry: string, at = Date.now()): LedgerRow {
     durationMs: 1,
     ttftMs: null,
     attempts: 1,
+    cache: null,
+    savedNano: null,
   };
 }
 

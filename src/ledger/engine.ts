@@ -66,15 +66,18 @@ export interface Migration {
 
 /**
  * The usage report's SQL, shared by both engines: a row counts as a model request when it has a
- * usage (reported or estimated), as the settled usage always did; its cost counts when known.
+ * usage (reported or estimated), as the settled usage always did; its cost counts when known. A
+ * cache hit is no model request (it costs nothing): it is counted apart, with the cost it saved.
  */
 export const USAGE_SQL = (table: string, p: (n: number) => string): string => `
 SELECT day, COALESCE(key, '-') AS key, COALESCE(team, '') AS team, COALESCE(model, '') AS model,
-  COUNT(*) AS requests,
+  SUM(CASE WHEN usage_source IS NOT NULL THEN 1 ELSE 0 END) AS requests,
   COALESCE(SUM(input_tokens), 0) AS input, COALESCE(SUM(cached_tokens), 0) AS cached_input,
   COALESCE(SUM(cache_write_tokens), 0) AS cache_write, COALESCE(SUM(output_tokens), 0) AS output,
-  COALESCE(SUM(cost_nano), 0) AS cost_nano, COUNT(cost_nano) AS priced
-FROM ${table} WHERE day >= ${p(1)} AND day <= ${p(2)} AND usage_source IS NOT NULL
+  COALESCE(SUM(CASE WHEN usage_source IS NOT NULL THEN cost_nano END), 0) AS cost_nano,
+  SUM(CASE WHEN usage_source IS NOT NULL AND cost_nano IS NOT NULL THEN 1 ELSE 0 END) AS priced,
+  SUM(CASE WHEN cache = 'hit' THEN 1 ELSE 0 END) AS cache_hits, COALESCE(SUM(saved_nano), 0) AS saved_nano
+FROM ${table} WHERE day >= ${p(1)} AND day <= ${p(2)} AND (usage_source IS NOT NULL OR cache = 'hit')
 GROUP BY day, COALESCE(key, '-'), COALESCE(team, ''), COALESCE(model, '')
 ORDER BY 1, 2, 3, 4`;
 
@@ -91,5 +94,7 @@ export function usageRowFrom(r: Record<string, unknown>): UsageRow {
     output: Number(r.output),
     costNano: Number(r.cost_nano),
     priced: Number(r.priced),
+    cacheHits: Number(r.cache_hits),
+    savedNano: Number(r.saved_nano),
   };
 }

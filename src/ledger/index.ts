@@ -1,14 +1,14 @@
 /**
  * The request ledger (`state.ledger`): one row per request on the books, in the SQLite state
- * file (one node) or PostgreSQL (a fleet). This opens the configured engine; the pg driver is
- * loaded only when PostgreSQL is configured.
+ * file (one node) or PostgreSQL (a fleet). This opens the configured engine on a writer thread
+ * of its own (thread.ts); the pg driver is loaded only when PostgreSQL is configured.
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { StateConfig } from '../config/types.ts';
 import { RequestLedger } from './book.ts';
-import type { LedgerEngine } from './engine.ts';
-import { SqliteLedger } from './sqlite.ts';
+import type { EngineSpec } from './engines.ts';
+import { ThreadedEngine } from './thread.ts';
 
 export { RequestLedger, type LedgerStats } from './book.ts';
 export type { LedgerRow } from './record.ts';
@@ -30,17 +30,8 @@ export async function openLedger(state: StateConfig, configDir: string, log: Log
   const kind = ledgerEngineOf(state);
   if (!kind) return undefined;
   const { postgres, retentionDays, maxQueued, flushMs } = state.ledger;
-  let engine: LedgerEngine;
-  if (kind === 'postgres') {
-    const { PostgresLedger } = await import('./postgres.ts');
-    engine = new PostgresLedger({
-      url: postgres!.url,
-      poolSize: postgres!.poolSize,
-      onIdleError: (err) => log.warn({ err: err.message }, 'request ledger: a PostgreSQL connection broke; the pool opens another'),
-    });
-  } else {
-    engine = new SqliteLedger(path.resolve(configDir, state.file));
-  }
+  const spec: EngineSpec = kind === 'postgres' ? { kind, url: postgres!.url, poolSize: postgres!.poolSize } : { kind, path: path.resolve(configDir, state.file) };
+  const engine = new ThreadedEngine(spec, (msg) => log.warn({ engine: kind }, msg));
   const ledger = new RequestLedger({ engine, log, retentionDays, maxQueued, flushMs });
   await ledger.start();
   const where = kind === 'postgres' ? 'PostgreSQL' : `SQLite ${state.file}`;

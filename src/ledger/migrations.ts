@@ -39,6 +39,13 @@ CREATE TABLE ledger_requests (
 CREATE INDEX ledger_requests_day ON ledger_requests (day, key);
 CREATE INDEX ledger_requests_id ON ledger_requests (id);`,
   },
+  {
+    version: 2,
+    description: 'the exact cache: verdict and saved cost',
+    sql: `
+ALTER TABLE ledger_requests ADD COLUMN cache TEXT;
+ALTER TABLE ledger_requests ADD COLUMN saved_nano INTEGER;`,
+  },
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -73,5 +80,10 @@ CREATE TABLE switchyard_requests (
 );
 CREATE INDEX switchyard_requests_day ON switchyard_requests (day, key);
 CREATE INDEX switchyard_requests_id ON switchyard_requests (id);`,
+  },
+  {
+    version: 2,
+    description: 'the exact cache: verdict and saved cost',
+    sql: 'ALTER TABLE switchyard_requests ADD COLUMN cache TEXT, ADD COLUMN saved_nano BIGINT',
   },
 ];

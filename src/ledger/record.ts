@@ -44,7 +44,13 @@ export interface LedgerRow {
   ttftMs: number | null;
   /** Attempts that reached a provider. */
   attempts: number;
+  /** The exact cache's verdict (`hit`, `miss`, `bypass`); null when no cache applied. */
+  cache: CacheResult | null;
+  /** A hit: what the answer cost when it was made (nano-USD), the spend it saved; null otherwise or unpriced. */
+  savedNano: number | null;
 }
+
+export type CacheResult = 'hit' | 'miss' | 'bypass';
 
 /** The columns in the order the engines write them. */
 export const COLUMNS = [
@@ -71,6 +77,8 @@ export const COLUMNS = [
   'duration_ms',
   'ttft_ms',
   'attempts',
+  'cache',
+  'saved_nano',
 ] as const;
 
 export type LedgerValue = string | number | null;
@@ -101,6 +109,8 @@ export function valuesOf(r: LedgerRow): LedgerValue[] {
     r.durationMs,
     r.ttftMs,
     r.attempts,
+    r.cache,
+    r.savedNano,
   ];
 }
 
@@ -132,6 +142,8 @@ export function rowFrom(r: Record<string, unknown>): LedgerRow {
     durationMs: Number(r.duration_ms),
     ttftMs: num(r.ttft_ms),
     attempts: Number(r.attempts),
+    cache: str(r.cache) as CacheResult | null,
+    savedNano: num(r.saved_nano),
   };
 }
 
@@ -140,9 +152,14 @@ const ENTRY_PREFIX = randomBytes(12).toString('base64url');
 let entries = 0;
 const nextEntry = (): string => `${ENTRY_PREFIX}${(++entries).toString(36)}`;
 
-/** Whether the request belongs on the books: it reached an upstream, or a limit refused it. */
+/** The cache stage's verdict (its log-line annotation), when it ran. */
+function cacheOf(x: ExchangeView): { result: CacheResult; savedUsd?: number | null } | undefined {
+  return x.annotations?.cache as { result: CacheResult; savedUsd?: number | null } | undefined;
+}
+
+/** Whether the request belongs on the books: it reached an upstream, was answered from the cache, or a limit refused it. */
 export function isBooked(x: ExchangeView): boolean {
-  if (x.refusal) return true;
+  if (x.refusal || cacheOf(x)?.result === 'hit') return true;
   for (const a of x.attempts) if (a.outcome !== 'skipped') return true;
   return false;
 }
@@ -160,7 +177,10 @@ export function rowOf(x: ExchangeView, now: number = performance.now()): LedgerR
     last = a;
   }
   const error = x.streamError ?? x.error;
-  const costNote: CostNote | null = x.refusal ? 'refused' : !tokens ? 'no_usage' : x.costUsd === null || x.costUsd === undefined ? 'unpriced' : null;
+  const cache = cacheOf(x);
+  // A hit called no provider: it cost nothing, and saved what the answer cost when it was made.
+  const hit = cache?.result === 'hit' && !x.refusal;
+  const costNote: CostNote | null = hit ? null : x.refusal ? 'refused' : !tokens ? 'no_usage' : x.costUsd === null || x.costUsd === undefined ? 'unpriced' : null;
   return {
     entry: nextEntry(),
     id: x.id,
@@ -168,7 +188,7 @@ export function rowOf(x: ExchangeView, now: number = performance.now()): LedgerR
     key: x.key?.name ?? null,
     team: x.key?.team ?? null,
     model: x.route?.name ?? (typeof x.body?.model === 'string' ? x.body.model : null),
-    provider: last?.provider ?? null,
+    provider: last?.provider ?? (hit ? (x.attempt?.target.provider ?? null) : null),
     targetModel: x.upstreamModel ?? last?.model ?? null,
     ingress: x.ingress,
     operation: x.operation,
@@ -178,11 +198,13 @@ export function rowOf(x: ExchangeView, now: number = performance.now()): LedgerR
     cachedTokens: tokens?.cachedInput ?? null,
     cacheWriteTokens: tokens?.cacheWrite ?? null,
     outputTokens: tokens?.output ?? null,
-    costNano: costNote === null ? Math.round((x.costUsd as number) * 1e9) : null,
+    costNano: hit ? 0 : costNote === null ? Math.round((x.costUsd as number) * 1e9) : null,
     costNote,
     usageSource: reported ? 'reported' : tokens ? 'estimated' : null,
     durationMs: Math.round(Math.max(0, now - x.startedAt)),
     ttftMs: x.timing.firstChunkMs === undefined ? null : Math.round(x.timing.firstChunkMs),
     attempts,
+    cache: cache?.result ?? null,
+    savedNano: hit && typeof cache.savedUsd === 'number' ? Math.round(cache.savedUsd * 1e9) : null,
   };
 }

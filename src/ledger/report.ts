@@ -2,7 +2,7 @@
  * One ledger row as GET /admin/v1/requests/{id} answers it: snake case, unix seconds beside
  * the exact epoch ms, USD instead of nano-USD, like the rest of the admin API.
  */
-import type { CostNote, LedgerRow } from './record.ts';
+import type { CacheResult, CostNote, LedgerRow } from './record.ts';
 
 export interface RequestReport {
   object: 'gateway.request';
@@ -26,6 +26,10 @@ export interface RequestReport {
   duration_ms: number;
   ttft_ms: number | null;
   attempts: number;
+  /** The exact cache's verdict: hit, miss, bypass; null when no cache applied. */
+  cache: CacheResult | null;
+  /** A hit: what the answer cost when it was made (USD), spend saved; null otherwise or unpriced. */
+  saved_usd: number | null;
 }
 
 export function requestReport(r: LedgerRow): RequestReport {
@@ -51,5 +55,7 @@ export function requestReport(r: LedgerRow): RequestReport {
     duration_ms: r.durationMs,
     ttft_ms: r.ttftMs,
     attempts: r.attempts,
+    cache: r.cache,
+    saved_usd: r.savedNano === null ? null : r.savedNano / 1e9,
   };
 }

@@ -12,7 +12,7 @@ import { COLUMNS, rowFrom, valuesOf, type LedgerRow } from './record.ts';
 
 /** Milliseconds a write may wait for another connection's lock before the batch is retried later. */
 export const BUSY_TIMEOUT_MS = 5;
-/** Rows per INSERT statement (× 23 columns stays under SQLite's 32,766 parameters). */
+/** Rows per INSERT statement (× 25 columns stays under SQLite's 32,766 parameters). */
 const INSERT_ROWS = 100;
 const MIGRATE_BUSY_TIMEOUT_MS = 5_000;
 
@@ -20,7 +20,7 @@ export class SqliteLedger implements LedgerEngine {
   readonly kind = 'sqlite';
   readonly #db: DatabaseSync;
   readonly #migrations: readonly Migration[];
-  #insert: StatementSync | undefined;
+  #migrated = false;
   readonly #inserts = new Map<number, StatementSync>();
   #tried = false;
 
@@ -51,11 +51,11 @@ export class SqliteLedger implements LedgerEngine {
     } finally {
       this.#db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
-    this.#insert = this.#insertOf(1);
+    this.#migrated = true;
   }
 
   async insert(rows: readonly LedgerRow[]): Promise<void> {
-    if (!this.#insert) throw new Error('the ledger is not migrated yet');
+    if (!this.#migrated) throw new Error('the ledger is not migrated yet');
     this.#transaction(() => {
       // Up to INSERT_ROWS rows per statement: one call into SQLite for many rows.
       for (let i = 0; i < rows.length; i += INSERT_ROWS) {

@@ -46,7 +46,10 @@ export class CachedAttempt implements ExchangeAttempt {
   close(): void {}
 }
 
-/** A stored stream's chunks, replayed as a stream (fresh copies: the writer and stages may annotate them). */
+/**
+ * A stored stream's chunks, replayed as a stream. They are the caller's own (a cache store parses
+ * its entry afresh on each read), so the writer and stages may annotate them: no copy here.
+ */
 export async function* replayChunks(chunks: readonly ChatCompletionChunk[]): AsyncIterable<ChatCompletionChunk> {
-  for (const chunk of chunks) yield structuredClone(chunk);
+  for (const chunk of chunks) yield chunk;
 }

@@ -26,7 +26,8 @@ export async function openResponseStore(state: ResponseStoreState, log: StoreLog
     return new ResponseStore(backend, config, log);
   }
   const { SqliteResponseBackend } = await import('./sqlite-backend.ts');
-  return new ResponseStore(new SqliteResponseBackend({ path: state.file ?? ':memory:', maxEntries: config.maxEntries }), config, log);
+  const lockLog = { warn: (obj: object, msg: string) => log.warn(obj, msg), info: (obj: object, msg: string) => (log.info ?? log.warn).call(log, obj, msg) };
+  return new ResponseStore(new SqliteResponseBackend({ path: state.file ?? ':memory:', maxEntries: config.maxEntries, log: lockLog }), config, log);
 }
 
 export { ResponseStore, ownerOf, outputOf } from './store.ts';

@@ -13,10 +13,13 @@
 import { GatewayError } from '../errors.ts';
 import type { KeyIdentity } from '../plugin-api.ts';
 import { Conversations } from './conversations.ts';
+import type { LockStats } from '../runtime/sqlite.ts';
 import type { Item, ResponsesStoreConfig, ResponseStoreBackend, StoredResponse } from './types.ts';
 
 export interface StoreLogger {
   warn(obj: object, msg: string): void;
+  /** A locked state file's release is logged here (warn when absent). */
+  info?(obj: object, msg: string): void;
 }
 
 /** Who owns a caller's responses: its key, or its team under `scope: team`; everyone alike without keys. */
@@ -107,6 +110,11 @@ export class ResponseStore {
 
   async delete(owner: string, id: string): Promise<boolean> {
     return this.#read(owner, () => this.#backend.delete(owner, id));
+  }
+
+  /** The SQLite file's lock waits (memory backend), for metrics. */
+  lockStats(): LockStats | undefined {
+    return this.#backend.lockStats;
   }
 
   close(): Promise<void> {

@@ -36,6 +36,8 @@ export interface ResponseStoreBackend {
   responseOfItem(owner: string, itemId: string): Promise<string | undefined>;
   /** Deletes the record; false when there was none. */
   delete(owner: string, id: string): Promise<boolean>;
+  /** A SQLite file's lock waits (runtime/sqlite.ts LockStats), for metrics. */
+  readonly lockStats?: { busy: number; waitedSeconds: number; locked: boolean };
   close(): Promise<void>;
 }
 

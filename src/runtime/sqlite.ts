@@ -28,13 +28,22 @@ export function isLocked(err: unknown): boolean {
   return typeof code === 'number' && ((code & 0xff) === 5 || (code & 0xff) === 6);
 }
 
-/** One log line per transition (locked, then unlocked), not one per failed write. */
+/** What a LockWatch saw, for metrics: writes that found the file locked, the time they waited, whether it is locked now. */
+export interface LockStats {
+  busy: number;
+  waitedSeconds: number;
+  locked: boolean;
+}
+
+/** One log line per transition (locked, then unlocked), not one per failed write; counts for metrics. */
 export class LockWatch {
   readonly #what: string;
   readonly #log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   #since: number | undefined;
   /** Times a write found the file locked (a metric's source). */
   busy = 0;
+  /** Seconds those writes waited for the lock before giving up (at most the busy timeout each). */
+  waitedSeconds = 0;
 
   constructor(what: string, log: LockWatch['log']) {
     this.#what = what;
@@ -49,9 +58,15 @@ export class LockWatch {
     return this.#since !== undefined;
   }
 
-  failed(err: unknown): void {
+  get stats(): LockStats {
+    return { busy: this.busy, waitedSeconds: this.waitedSeconds, locked: this.locked };
+  }
+
+  /** A write failed after `waitedMs` (from its start): counted when the file was locked. */
+  failed(err: unknown, waitedMs = 0): void {
     if (!isLocked(err)) return;
     this.busy++;
+    this.waitedSeconds += waitedMs / 1000;
     if (this.#since !== undefined) return;
     this.#since = Date.now();
     this.#log.warn({ file: this.#what }, `${this.#what} is locked by another process: writes are kept and retried, requests do not wait for it`);

@@ -6,12 +6,13 @@
  * unfinished streams are never kept. Put it after `route` (and after `guardrails`, so that it
  * keeps answers before their originals are restored) and before `retry`.
  */
-import type { CacheEntry, CacheStore } from '../cache/entry.ts';
+import { completionJson, entryJson, type CacheEntry, type CacheStore } from '../cache/entry.ts';
 import { cacheKey } from '../cache/key.ts';
+import { recorded } from '../cache/record.ts';
 import { compileGlob } from '../config/glob.ts';
 import { MemoryCache } from '../cache/memory.ts';
 import { RedisCache } from '../cache/redis.ts';
-import type { ChatCompletionChunk, ChatCompletionRequest } from '../openai-types.ts';
+import type { ChatCompletionRequest } from '../openai-types.ts';
 import { CachedAttempt, replayChunks } from '../pipeline/cached-attempt.ts';
 import { exchangeOf, type Exchange } from '../pipeline/exchange.ts';
 import { defineStage, type GatewayResponse, type JsonSchema, type KeyIdentity, type RequestContext } from '../plugin-api.ts';
@@ -62,9 +63,6 @@ const OPTIONS_SCHEMA: JsonSchema = {
   },
 };
 
-/** Entries bigger than this are not kept from a stream (a 10 MB answer is no cache's business). */
-const MAX_STREAM_BYTES = 4 << 20;
-
 export default defineStage<CacheOptions>({
   apiVersion: 2,
   kind: 'stage',
@@ -106,18 +104,18 @@ export default defineStage<CacheOptions>({
         ctx.responseHeaders['x-switchyard-cache'] = result;
         ctx.annotate('cache', { result });
         const x = exchangeOf(ctx);
-        const keep = (answer: CacheEntry['answer']) => {
+        const keep = (answerJson: string) => {
           const target = x.attempt?.target;
           if (!target || x.attempt?.passthrough) return;
-          const entry: CacheEntry = { answer, provider: target.provider, model: x.upstreamModel ?? target.model, costUsd: x.costUsd ?? null, storedAt: Date.now() };
-          store.set(key, entry, rule.ttl * 1000).catch((err: unknown) => env.log.debug({ err, reqId: ctx.id }, 'cache store failed'));
+          const json = entryJson(answerJson, { provider: target.provider, model: x.upstreamModel ?? target.model, costUsd: x.costUsd ?? null, storedAt: Date.now() });
+          store.set(key, json, rule.ttl * 1000).catch((err: unknown) => env.log.debug({ err, reqId: ctx.id }, 'cache store failed'));
         };
         ctx.transformAnswer({
           completion(body) {
-            keep({ kind: 'completion', body });
+            keep(completionJson(body));
             return body;
           },
-          stream: (chunks) => recorded(chunks, (kept) => keep({ kind: 'stream', chunks: kept })),
+          stream: (chunks) => recorded(chunks, keep),
         });
         await next();
       },
@@ -149,22 +147,4 @@ function answerFromCache(x: Exchange, entry: CacheEntry): void {
   x.upstreamModel = entry.model;
   x.responseHeaders['x-switchyard-cache'] = 'hit';
   x.ctx.annotate('cache', { result: 'hit', savedUsd: entry.costUsd });
-}
-
-/** Passes a stream through, keeping a copy of its chunks; `done` gets them once it finished whole. */
-async function* recorded(chunks: AsyncIterable<ChatCompletionChunk>, done: (kept: ChatCompletionChunk[]) => void): AsyncIterable<ChatCompletionChunk> {
-  const kept: ChatCompletionChunk[] = [];
-  let bytes = 0;
-  let finished = false;
-  for await (const chunk of chunks) {
-    if (bytes <= MAX_STREAM_BYTES) {
-      const copy = JSON.stringify(chunk);
-      bytes += copy.length;
-      kept.push(JSON.parse(copy) as ChatCompletionChunk);
-    }
-    if (chunk.choices.some((c) => c.finish_reason != null)) finished = true;
-    yield chunk;
-  }
-  // Reached only when the stream ended without an error; a stream cut short is not an answer to keep.
-  if (finished && bytes <= MAX_STREAM_BYTES) done(kept);
 }

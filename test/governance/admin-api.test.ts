@@ -164,6 +164,9 @@ describe('admin API: figures after a scripted set of requests', () => {
       output_tokens: 50 * requests,
       amount: amount === null ? null : { value: expect.closeTo(amount, 12), currency: 'usd' },
       unpriced_requests: amount === null ? requests : 0,
+      // Read from the request ledger (the default with the memory backend): no cache here.
+      cache_hits: 0,
+      saved_amount: null,
     });
     expect(results).toEqual([row('ads-batch', 'cheap', 1, CHEAP_COST), row('ads-batch', 'mystery', 1, null), row('search-prod', 'gpt', 3, 3 * GPT4O_COST)]);
     // Today's bucket holds them all.

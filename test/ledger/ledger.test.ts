@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
 import { mkdtempSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -18,6 +19,7 @@ import { startPostgres, type PostgresServer } from '../helpers/postgres.ts';
 import { usageReport } from '../../src/admin/usage-table.ts';
 import { RequestLedger } from '../../src/ledger/book.ts';
 import type { LedgerEngine } from '../../src/ledger/engine.ts';
+import { POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from '../../src/ledger/migrations.ts';
 import { PostgresLedger } from '../../src/ledger/postgres.ts';
 import type { LedgerRow } from '../../src/ledger/record.ts';
 import { SqliteLedger } from '../../src/ledger/sqlite.ts';
@@ -27,6 +29,7 @@ const FREE = 'sk-ledger-free-0123456789';
 const TINY = 'sk-ledger-tiny-0123456789';
 const SUM = 'sk-ledger-sum-0123456789';
 const LOAD = 'sk-ledger-load-0123456789';
+const CACHED = 'sk-ledger-cached-0123456789';
 /** 10 prompt tokens (2 cached), 5 completion, at $1000 and $2000 per million (cached at the input rate): $0.02. */
 const COST = (10 * 1000 + 5 * 2000) / 1e6;
 
@@ -48,6 +51,7 @@ function configOf(ledger: string): string {
   - { name: tiny, key: ${TINY}, models: ["*"], limits: { rpm: 1 } }
   - { name: sum, key: ${SUM}, models: ["*"] }
   - { name: load, key: ${LOAD}, models: ["*"] }
+  - { name: cached, key: ${CACHED}, models: ["*"] }
 teams:
   lab: {}
 admin:
@@ -58,6 +62,16 @@ providers:
   up: { plugin: openai, baseUrl: "${upstream.baseUrl}" }
 models:
   m: { retry: { attempts: 1 }, targets: [{ provider: up, model: house-model, price: { input: 1000, output: 2000 } }] }
+  kept: { retry: { attempts: 1 }, targets: [{ provider: up, model: house-model, price: { input: 1000, output: 2000 } }] }
+pipeline:
+  - auth
+  - validate
+  - route
+  - stage: cache
+    options: { apply: [{ models: [kept] }] }
+  - retry
+  - transform-response
+  - log
 `;
 }
 
@@ -67,7 +81,15 @@ interface Engine {
   gateway(): Promise<{ ledger: string; files: Record<string, string> }>;
   /** A bare engine on a store of its own, for the idempotency checks. */
   bare(): Promise<LedgerEngine>;
+  /** An engine on a store of its own that knows only the first migration, and SQL on that store. */
+  firstSchema(): Promise<{ engine: LedgerEngine; raw: (sql: string) => Promise<Record<string, unknown>[]> }>;
+  /** The same store as the last firstSchema(), with every migration. */
+  reopen(): Promise<LedgerEngine>;
+  table: string;
+  migrations: string;
 }
+
+let lastStore = '';
 
 let databases = 0;
 const ENGINES: Engine[] = [
@@ -75,12 +97,51 @@ const ENGINES: Engine[] = [
     name: 'SQLite',
     gateway: async () => ({ ledger: '{ flushMs: 20 }', files: {} }),
     bare: async () => new SqliteLedger(path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-ledger-')), 'state.sqlite')),
+    firstSchema: async () => {
+      lastStore = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-ledger-')), 'state.sqlite');
+      const where = lastStore;
+      return {
+        engine: new SqliteLedger(where, SQLITE_MIGRATIONS.slice(0, 1)),
+        raw: async (sql) => {
+          const db = new DatabaseSync(where);
+          try {
+            if (sql.startsWith('SELECT')) return db.prepare(sql).all();
+            db.exec(sql);
+            return [];
+          } finally {
+            db.close();
+          }
+        },
+      };
+    },
+    reopen: async () => new SqliteLedger(lastStore),
+    table: 'ledger_requests',
+    migrations: 'ledger_migrations',
   },
   {
     name: 'PostgreSQL',
     // The URL from a file, as a password would be kept.
     gateway: async () => ({ ledger: '{ flushMs: 20, postgres: { url: "${file:pg-url}" } }', files: { 'pg-url': await postgres.createDatabase(`gw_${++databases}`) } }),
     bare: async () => new PostgresLedger({ url: await postgres.createDatabase(`bare_${++databases}`) }),
+    firstSchema: async () => {
+      lastStore = await postgres.createDatabase(`first_${++databases}`);
+      const url = lastStore;
+      return {
+        engine: new PostgresLedger({ url }, POSTGRES_MIGRATIONS.slice(0, 1)),
+        raw: async (sql) => {
+          const client = new pg.Client({ connectionString: url });
+          await client.connect();
+          try {
+            return (await client.query(sql)).rows;
+          } finally {
+            await client.end();
+          }
+        },
+      };
+    },
+    reopen: async () => new PostgresLedger({ url: lastStore }),
+    table: 'switchyard_requests',
+    migrations: 'switchyard_ledger_migrations',
   },
 ];
 
@@ -118,6 +179,8 @@ function row(at: Partial<LedgerRow> & { entry: string; id: string }): LedgerRow 
     durationMs: 3,
     ttftMs: null,
     attempts: 1,
+    cache: null,
+    savedNano: null,
     ...at,
   };
 }
@@ -138,7 +201,16 @@ describe.each(ENGINES)('request ledger on $name', (engine) => {
     const first = await ask(TINY, 'tiny');
     const refused = await ask(TINY, 'tiny');
     expect([plain.status, streamed.status, first.status, refused.status]).toEqual([200, 200, 200, 429]);
-    const common = { object: 'gateway.request', created_at: expect.any(Number), created_at_ms: expect.any(Number), duration_ms: expect.any(Number), ingress: 'chat', operation: 'chat' };
+    const common = {
+      object: 'gateway.request',
+      created_at: expect.any(Number),
+      created_at_ms: expect.any(Number),
+      duration_ms: expect.any(Number),
+      ingress: 'chat',
+      operation: 'chat',
+      cache: null,
+      saved_usd: null,
+    };
     const answered = {
       ...common,
       model: 'm',
@@ -203,6 +275,60 @@ describe.each(ENGINES)('request ledger on $name', (engine) => {
     expect(keys.body.data.find((k: { name: string }) => k.name === 'sum')).toMatchObject({ limits: { rpm: null }, budget: null, spent_usd: expect.closeTo(total, 12), spent_period: 'total' });
     const console = await adminGet(gatewayUrl(), '/admin/v1/console/keys', ADMIN);
     expect(console.body.data.find((k: { name: string }) => k.name === 'sum')).toMatchObject({ spent_usd: expect.closeTo(total, 12) });
+  });
+
+  it('a cache hit is booked free, with the cost it saved, in the row and the usage report', async () => {
+    const question = { model: 'kept', messages: [{ role: 'user', content: `same question on ${engine.name}` }] };
+    const miss = await chat(gatewayUrl(), CACHED, question);
+    const hit = await chat(gatewayUrl(), CACHED, question);
+    expect([miss.headers.get('x-switchyard-cache'), hit.headers.get('x-switchyard-cache')]).toEqual(['miss', 'hit']);
+    expect(await booked(miss.headers.get('x-request-id')!)).toMatchObject({ key: 'cached', model: 'kept', cache: 'miss', saved_usd: null, cost_usd: COST, attempts: 1 });
+    expect(await booked(hit.headers.get('x-request-id')!)).toMatchObject({
+      key: 'cached',
+      model: 'kept',
+      provider: 'up',
+      target_model: 'house-model',
+      status: 200,
+      cache: 'hit',
+      saved_usd: COST,
+      cost_usd: 0,
+      cost_unknown_reason: null,
+      usage: null,
+      attempts: 0,
+    });
+    const usage = await adminGet(gatewayUrl(), `/admin/v1/usage?start_time=${todayStart()}&group_by=key,model&keys=cached`, ADMIN);
+    const [result] = usage.body.data.flatMap((b: { results: unknown[] }) => b.results);
+    // The hit is no model request: one request (the miss), its tokens and cost; the hit and its saving apart.
+    expect(result).toMatchObject({
+      key: 'cached',
+      model: 'kept',
+      num_model_requests: 1,
+      input_tokens: 10,
+      amount: { value: expect.closeTo(COST, 12) },
+      cache_hits: 1,
+      saved_amount: { value: expect.closeTo(COST, 12), currency: 'usd' },
+    });
+    // The key's spend is the miss alone.
+    const keys = await adminGet(gatewayUrl(), '/admin/v1/keys', ADMIN);
+    expect(keys.body.data.find((k: { name: string }) => k.name === 'cached').spent_usd).toBeCloseTo(COST, 12);
+  });
+
+  it('a database of the first schema is migrated: its rows are kept, new rows carry the cache columns', async () => {
+    const { engine: old, raw } = await engine.firstSchema();
+    await old.migrate();
+    await raw(
+      `INSERT INTO ${engine.table} (entry, id, at, day, key, model, ingress, operation, status, cost_nano, usage_source, input_tokens, duration_ms, attempts) VALUES ('old1', 'r-old', ${Date.now()}, '${new Date().toISOString().slice(0, 10)}', 'k', 'm', 'chat', 'chat', 200, 20000000, 'reported', 10, 3, 1)`,
+    );
+    await old.close();
+    const current = await engine.reopen();
+    await current.migrate();
+    expect(await current.request('r-old')).toMatchObject({ entry: 'old1', key: 'k', costNano: 20_000_000, cache: null, savedNano: null });
+    await current.insert([row({ entry: 'new1', id: 'r-new', cache: 'hit', savedNano: 7_000, costNano: 0, usageSource: null, inputTokens: null, outputTokens: null })]);
+    expect(await current.request('r-new')).toMatchObject({ cache: 'hit', savedNano: 7_000, costNano: 0 });
+    const day = new Date().toISOString().slice(0, 10);
+    expect(await current.usageRows(day, day)).toEqual([expect.objectContaining({ key: 'k', requests: 1, costNano: 20_000_000, priced: 1, cacheHits: 1, savedNano: 7_000 })]);
+    expect((await raw(`SELECT version FROM ${engine.migrations} ORDER BY version`)).map((r) => Number(r.version))).toEqual([1, 2]);
+    await current.close();
   });
 
   it('a batch written twice, or retried after a write that committed but failed, books each row once', async () => {

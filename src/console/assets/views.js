@@ -134,7 +134,8 @@ export async function renderRequests() {
         h('td', { class: 'num' }, fmt.ms(r.durationMs)),
         h('td', { class: 'num' }, fmt.ms(r.ttftMs)),
         h('td', { class: 'num' }, r.tokens ? `${r.tokens.prompt}+${r.tokens.completion}` : '–'),
-        h('td', { class: 'num' }, fmt.usd(r.costUsd)),
+        // A cache hit cost nothing: its cell says what it saved instead.
+        h('td', { class: 'num' }, r.cache?.result === 'hit' ? `saved ${fmt.usd(r.cache.savedUsd)}` : fmt.usd(r.costUsd)),
         h('td', { class: 'num' }, String(r.attempts.length)),
       );
       const open = () => void showRequest(r.id);

@@ -7,7 +7,10 @@
  * - the GCE/GKE metadata server (`/computeMetadata/v1/...`, reached through GCE_METADATA_HOST):
  *   `Metadata-Flavor: Google` required, as the real one does; the default service account's token;
  * - STS (`POST /v1/token`, the token exchange of Workload Identity Federation): verifies the OIDC
- *   subject token (signed here by a fake identity provider) and its audience.
+ *   subject token (signed here by a fake identity provider) and its audience;
+ * - the IAM Credentials API (`POST /v1/projects/-/serviceAccounts/{email}:generateAccessToken`,
+ *   service account impersonation): takes only a live token issued here as the caller's, and a
+ *   target that granted it Token Creator.
  *
  * Every access token issued is remembered with its expiry, so a fake Vertex upstream accepts only
  * one that is currently valid (`valid`). The service account JWT's endpoint is a fixed https URL
@@ -30,7 +33,17 @@ export const CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform';
 export const WIF_AUDIENCE = '//iam.googleapis.com/projects/123456/locations/global/workloadIdentityPools/gke/providers/oidc';
 const IDP_ISSUER = 'https://idp.emulator.test';
 
-export type TokenSource = 'service-account' | 'authorized-user' | 'metadata-server' | 'external-account';
+export type TokenSource = 'service-account' | 'authorized-user' | 'metadata-server' | 'external-account' | 'impersonated';
+
+/** One generateAccessToken call the IAM Credentials API answered. */
+export interface Impersonation {
+  target: string;
+  /** Where the caller's token came from. */
+  by: TokenSource;
+  scope: string[];
+  delegates: string[];
+  lifetime: string;
+}
 
 export interface IssuedToken {
   token: string;
@@ -60,6 +73,9 @@ export interface GoogleEmulator {
   authorizedUser(): Record<string, string>;
   /** An OIDC token from the fake identity provider (for a credential_source file). */
   oidcToken(audience?: string, lifetimeSeconds?: number): string;
+  /** The impersonated_service_account JSON (as gcloud writes it) whose source credentials buy `target`'s token here. */
+  impersonatedServiceAccount(target: string, source: Record<string, unknown>): Record<string, unknown>;
+  readonly impersonations: Impersonation[];
   /** The external_account JSON that exchanges the token in `tokenFile` at this STS. */
   externalAccount(tokenFile: string): Record<string, unknown>;
   /** The token is one issued here and not expired. */
@@ -114,7 +130,8 @@ export function googleEmulator(): GoogleEmulator {
   const keyId = randomBytes(8).toString('hex');
   const accounts = new Set<string>();
   const tokens = new Map<string, IssuedToken>();
-  const calls: Record<TokenSource, number> = { 'service-account': 0, 'authorized-user': 0, 'metadata-server': 0, 'external-account': 0 };
+  const calls: Record<TokenSource, number> = { 'service-account': 0, 'authorized-user': 0, 'metadata-server': 0, 'external-account': 0, impersonated: 0 };
+  const impersonations: Impersonation[] = [];
   const refreshTokens = new Map<string, { clientId: string; clientSecret: string }>();
   const refusals: string[] = [];
   const issued: IssuedToken[] = [];
@@ -163,6 +180,16 @@ export function googleEmulator(): GoogleEmulator {
     oidcToken(audience = WIF_AUDIENCE, lifetimeSeconds = 3600) {
       const now = Math.floor(Date.now() / 1000);
       return signJwt({ iss: IDP_ISSUER, sub: 'system:serviceaccount:ai:switchyard', aud: audience, iat: now, exp: now + lifetimeSeconds }, idpKeys.privateKey);
+    },
+    impersonations,
+    impersonatedServiceAccount(target, source) {
+      accounts.add(target);
+      return {
+        type: 'impersonated_service_account',
+        service_account_impersonation_url: `${url}/v1/projects/-/serviceAccounts/${target}:generateAccessToken`,
+        delegates: [],
+        source_credentials: source,
+      };
     },
     externalAccount(tokenFile) {
       return {
@@ -264,7 +291,32 @@ export function googleEmulator(): GoogleEmulator {
     json(res, 200, { ...answer, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
   }
 
+  /** The IAM Credentials API's generateAccessToken: the caller's live token buys the target's. */
+  async function generateAccessToken(req: IncomingMessage, res: ServerResponse, target: string): Promise<void> {
+    calls.impersonated++;
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const body = JSON.parse(Buffer.concat(parts).toString('utf8') || '{}') as { scope?: string[]; delegates?: string[]; lifetime?: string };
+    const caller = emulator.valid(/^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1]);
+    const error = (status: number, why: string) => {
+      refusals.push(why);
+      json(res, status, { error: { code: status, message: why, status: status === 401 ? 'UNAUTHENTICATED' : 'PERMISSION_DENIED' } });
+    };
+    if (emulator.failWith) return json(res, emulator.failWith.status, emulator.failWith.body);
+    if (!caller) return error(401, 'generateAccessToken: the caller has no valid access token');
+    if (!accounts.has(target)) return error(403, `generateAccessToken: ${target} does not let the caller create its tokens`);
+    if (!Array.isArray(body.scope) || !body.scope.includes(CLOUD_PLATFORM)) return error(400, `generateAccessToken: scope ${JSON.stringify(body.scope)}`);
+    impersonations.push({ target, by: caller.source, scope: body.scope, delegates: body.delegates ?? [], lifetime: body.lifetime ?? '' });
+    const { access_token, expires_in } = issue('impersonated');
+    json(res, 200, { accessToken: access_token, expireTime: new Date(Date.now() + expires_in * 1000).toISOString() });
+  }
+
   const server: Server = createServer((req, res) => {
+    const impersonate = /^\/v1\/projects\/-\/serviceAccounts\/([^/:]+):generateAccessToken$/.exec((req.url ?? '').split('?')[0]);
+    if (req.method === 'POST' && impersonate) {
+      generateAccessToken(req, res, decodeURIComponent(impersonate[1])).catch((err: unknown) => json(res, 500, { error: { code: 500, message: String(err) } }));
+      return;
+    }
     const path = (req.url ?? '').split('?')[0];
     const handled =
       req.method === 'POST' && path === '/token'

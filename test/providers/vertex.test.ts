@@ -220,6 +220,51 @@ describe('Application Default Credentials from GOOGLE_APPLICATION_CREDENTIALS', 
   });
 });
 
+describe('impersonated_service_account: source credentials buy a target service account token', () => {
+  const vertex = fakeVertex(emulator, { project: PROJECT });
+  const TARGET = 'vertex-caller@switchyard-test.iam.gserviceaccount.com';
+  const t = useTestGateway(
+    () =>
+      configYaml({
+        providers: [
+          `  imp-user: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertex.url}", auth: { type: google, credentialsFile: imp-user.json } }`,
+          `  imp-sa: { plugin: vertex-anthropic, project: ${PROJECT}, location: us-east5, baseUrl: "${vertex.url}", auth: { type: google, credentials: "\${file:imp-sa.json}" } }`,
+        ].join('\n'),
+        models: [
+          '  imp-flash: { retry: { attempts: 1 }, targets: [{ provider: imp-user, model: gemini-2.5-flash }] }',
+          '  imp-claude: { retry: { attempts: 1 }, targets: [{ provider: imp-sa, model: claude-sonnet-4-5@20250929 }] }',
+        ].join('\n'),
+      }),
+    {
+      upstreams: [vertex],
+      files: {
+        // What `gcloud auth application-default login --impersonate-service-account` writes (a user's credentials as the source), and a key as the source.
+        get 'imp-user.json'() {
+          return JSON.stringify(emulator.impersonatedServiceAccount(TARGET, emulator.authorizedUser()));
+        },
+        get 'imp-sa.json'() {
+          return JSON.stringify(emulator.impersonatedServiceAccount(TARGET, emulator.serviceAccount()));
+        },
+      },
+    },
+  );
+
+  it("the source's token calls generateAccessToken at the file's URL; the target's token serves, fetched once", async () => {
+    for (const model of ['imp-flash', 'imp-flash', 'imp-claude']) {
+      const r = await t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] });
+      expectValid('CreateChatCompletionResponse', r);
+      expect(emulator.valid(String(vertex.requests.at(-1)!.headers.authorization).replace('Bearer ', ''))?.source).toBe('impersonated');
+    }
+    // One impersonation per provider (at startup), not per request; each by its own source.
+    const made = emulator.impersonations.filter((m) => m.target === TARGET);
+    expect(made.map((m) => m.by).sort()).toEqual(['authorized-user', 'service-account']);
+    for (const m of made) expect(m).toMatchObject({ target: TARGET, scope: ['https://www.googleapis.com/auth/cloud-platform'], delegates: [], lifetime: '3600s' });
+    for (const name of ['imp-user', 'imp-sa']) expect(identityOf(t, name)).toMatchObject({ source: 'google:impersonated-service-account', refreshes: 1, failures: 0 });
+    expect(emulator.refusals).toEqual([]);
+    expectNoSecrets(t, JSON.stringify(await (await fetch(`${t.url}/readyz`)).json()));
+  });
+});
+
 describe('secrets and credentials that cannot be used', () => {
   const vertex = fakeVertex(emulator, { project: PROJECT, apiKey: EXPRESS_KEY });
   const t = useTestGateway(
@@ -281,7 +326,7 @@ describe("the README's Vertex AI example", () => {
     const block = /#### Vertex AI[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(block, 'the README has a yaml block under "#### Vertex AI"').toBeTruthy();
     const names = [...block!.matchAll(/^ {2}([\w-]+):/gm)].map((m) => m[1]);
-    expect(names).toEqual(['vertex-sa', 'vertex-secret', 'vertex-gke', 'vertex-wif', 'vertex-express']);
+    expect(names).toEqual(['vertex-sa', 'vertex-secret', 'vertex-gke', 'vertex-wif', 'vertex-imp', 'vertex-express']);
     const models = names.map((n) => `  ${n}: { targets: [{ provider: ${n}, model: gemini-2.5-flash }] }`).join('\n');
     const t = await startTestGateway(`keys: [{ name: dev, key: ${DEV_KEY}, models: ["*"] }]\n${block}models:\n${models}\n`);
     try {
@@ -290,6 +335,7 @@ describe("the README's Vertex AI example", () => {
       // (Part of the path is masked: the unread ${file:} of vertex-secret counts as a secret, and shares a 12-character run with it.)
       expect(handle('vertex-sa')?.unavailable).toMatch(/^auth\.credentialsFile .*-sa\.json cannot be used: ENOENT$/);
       expect(handle('vertex-wif')?.unavailable).toMatch(/wif-credentials\.json cannot be used: ENOENT/);
+      expect(handle('vertex-imp')?.unavailable).toMatch(/impersonated\.json cannot be used: ENOENT/);
       expect(handle('vertex-secret')?.unavailable).toMatch(/\/var\/run\/secrets\/vertex\/sa\.json/);
       expect(handle('vertex-express')?.unavailable).toMatch(/VERTEX_API_KEY/);
     } finally {

@@ -7,7 +7,8 @@
  * - the GCE/GKE metadata server (`/computeMetadata/v1/...`, reached through GCE_METADATA_HOST):
  *   `Metadata-Flavor: Google` required, as the real one does; the default service account's token;
  * - STS (`POST /v1/token`, the token exchange of Workload Identity Federation): verifies the OIDC
- *   subject token (signed here by a fake identity provider) and its audience;
+ *   subject token (signed here by a fake identity provider) and its audience, or an AWS-signed
+ *   GetCallerIdentity request (WIF from AWS) through the AWS emulator's signature check;
  * - the IAM Credentials API (`POST /v1/projects/-/serviceAccounts/{email}:generateAccessToken`,
  *   service account impersonation): takes only a live token issued here as the caller's, and a
  *   target that granted it Token Creator.
@@ -32,6 +33,7 @@ export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform';
 export const WIF_AUDIENCE = '//iam.googleapis.com/projects/123456/locations/global/workloadIdentityPools/gke/providers/oidc';
 const IDP_ISSUER = 'https://idp.emulator.test';
+const AWS_SUBJECT = 'urn:ietf:params:aws:token-type:aws4_request';
 
 export type TokenSource = 'service-account' | 'authorized-user' | 'metadata-server' | 'external-account' | 'impersonated';
 
@@ -76,6 +78,15 @@ export interface GoogleEmulator {
   /** The impersonated_service_account JSON (as gcloud writes it) whose source credentials buy `target`'s token here. */
   impersonatedServiceAccount(target: string, source: Record<string, unknown>): Record<string, unknown>;
   readonly impersonations: Impersonation[];
+  /** The external_account JSON (environment_id aws1) whose AWS credentials come from the IMDS at `imdsUrl`. */
+  externalAccountFromAws(imdsUrl: string): Record<string, unknown>;
+  /**
+   * Checks an AWS-signed GetCallerIdentity request (the subject token of WIF from AWS), as STS
+   * does by sending it to AWS: set by a test to the AWS emulator's check. Undefined: refused.
+   */
+  verifyAws: ((signed: { url: string; method: string; headers: Record<string, string> }) => Promise<string | undefined>) | undefined;
+  /** AWS subject tokens STS accepted. */
+  awsExchanges: number;
   /** The external_account JSON that exchanges the token in `tokenFile` at this STS. */
   externalAccount(tokenFile: string): Record<string, unknown>;
   /** The token is one issued here and not expired. */
@@ -191,6 +202,23 @@ export function googleEmulator(): GoogleEmulator {
         source_credentials: source,
       };
     },
+    verifyAws: undefined,
+    awsExchanges: 0,
+    externalAccountFromAws(imdsUrl) {
+      return {
+        type: 'external_account',
+        audience: WIF_AUDIENCE,
+        subject_token_type: AWS_SUBJECT,
+        token_url: `${url}/v1/token`,
+        credential_source: {
+          environment_id: 'aws1',
+          region_url: `${imdsUrl}/latest/meta-data/placement/availability-zone`,
+          url: `${imdsUrl}/latest/meta-data/iam/security-credentials`,
+          imdsv2_session_token_url: `${imdsUrl}/latest/api/token`,
+          regional_cred_verification_url: 'https://sts.{region}.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15',
+        },
+      };
+    },
     externalAccount(tokenFile) {
       return {
         type: 'external_account',
@@ -280,8 +308,14 @@ export function googleEmulator(): GoogleEmulator {
     if (emulator.failWith) return json(res, emulator.failWith.status, emulator.failWith.body);
     if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:token-exchange') return refuse(res, 400, 'unsupported_grant_type', `grant_type ${form.get('grant_type')}`);
     if (form.get('audience') !== WIF_AUDIENCE) return refuse(res, 400, 'invalid_target', `audience ${form.get('audience')}`);
-    if (form.get('subject_token_type') !== 'urn:ietf:params:oauth:token-type:jwt') return refuse(res, 400, 'invalid_request', `subject_token_type ${form.get('subject_token_type')}`);
     if (!(form.get('scope') ?? '').split(' ').includes(CLOUD_PLATFORM)) return refuse(res, 400, 'invalid_scope', `scope ${form.get('scope')}`);
+    if (form.get('subject_token_type') === AWS_SUBJECT) {
+      const refused = await checkAwsSubject(form.get('subject_token') ?? '');
+      if (refused) return refuse(res, 400, 'invalid_grant', `aws subject_token: ${refused}`);
+      emulator.awsExchanges++;
+      return json(res, 200, { ...issue('external-account'), issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
+    }
+    if (form.get('subject_token_type') !== 'urn:ietf:params:oauth:token-type:jwt') return refuse(res, 400, 'invalid_request', `subject_token_type ${form.get('subject_token_type')}`);
     const checked = verifyJwt(form.get('subject_token') ?? '', idpKeys.publicKey);
     if ('refused' in checked) return refuse(res, 400, 'invalid_grant', `subject_token: ${checked.refused}`);
     const { iss, aud, exp } = checked.claims;
@@ -309,6 +343,27 @@ export function googleEmulator(): GoogleEmulator {
     impersonations.push({ target, by: caller.source, scope: body.scope, delegates: body.delegates ?? [], lifetime: body.lifetime ?? '' });
     const { access_token, expires_in } = issue('impersonated');
     json(res, 200, { accessToken: access_token, expireTime: new Date(Date.now() + expires_in * 1000).toISOString() });
+  }
+
+  /**
+   * WIF from AWS: the subject token is a serialized, signed STS GetCallerIdentity request naming
+   * the pool provider in x-goog-cloud-target-resource; Google has AWS run it.
+   */
+  async function checkAwsSubject(token: string): Promise<string | undefined> {
+    let signed: { url?: string; method?: string; headers?: Array<{ key: string; value: string }> };
+    try {
+      signed = JSON.parse(decodeURIComponent(token));
+    } catch {
+      return 'not a serialized request';
+    }
+    const target = new URL(signed.url ?? 'x:');
+    const headers = Object.fromEntries((signed.headers ?? []).map((h) => [h.key.toLowerCase(), h.value]));
+    if (signed.method !== 'POST' || !/^sts\.[a-z0-9-]+\.amazonaws\.com$/.test(target.hostname) || target.searchParams.get('Action') !== 'GetCallerIdentity')
+      return `not a regional GetCallerIdentity: ${signed.method} ${signed.url}`;
+    // google-auth-library adds the header after signing (Google recommends, not requires, signing it).
+    if (headers['x-goog-cloud-target-resource'] !== WIF_AUDIENCE) return `x-goog-cloud-target-resource ${headers['x-goog-cloud-target-resource']}`;
+    if (!emulator.verifyAws) return 'no AWS to verify it with';
+    return emulator.verifyAws({ url: signed.url ?? '', method: signed.method, headers });
   }
 
   const server: Server = createServer((req, res) => {

@@ -321,14 +321,22 @@ describe('secrets and credentials that cannot be used', () => {
           `  express: { plugin: vertex, baseUrl: "${vertex.url}", auth: { type: api-key, key: ${EXPRESS_KEY} } }`,
           `  nofile: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertex.url}", auth: { type: google, credentialsFile: missing/sa.json } }`,
           `  badjson: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertex.url}", auth: { type: google, credentials: "{\\"type\\": \\"gdch_service_account\\"}" } }`,
+          `  badimp: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertex.url}", auth: { type: google, credentialsFile: bad-imp.json } }`,
         ].join('\n'),
         models: [
           '  express-flash: { retry: { attempts: 1 }, targets: [{ provider: express, model: gemini-2.5-flash }] }',
           '  nofile-flash: { targets: [{ provider: nofile, model: gemini-2.5-flash }] }',
           '  badjson-flash: { targets: [{ provider: badjson, model: gemini-2.5-flash }] }',
+          '  badimp-flash: { targets: [{ provider: badimp, model: gemini-2.5-flash }] }',
         ].join('\n'),
       }),
-    { upstreams: [vertex] },
+    {
+      upstreams: [vertex],
+      // An impersonation whose URL is not the IAM Credentials API's generateAccessToken.
+      files: {
+        'bad-imp.json': JSON.stringify({ type: 'impersonated_service_account', service_account_impersonation_url: 'https://example.test/token', source_credentials: { type: 'authorized_user' } }),
+      },
+    },
   );
 
   it('an Express key (auth.key, a nested secret option) echoed by the upstream is scrubbed from the answer and the log', async () => {
@@ -341,7 +349,7 @@ describe('secrets and credentials that cannot be used', () => {
   });
 
   it('a credentials file that is not there, or a credential type not driven here: the provider is unavailable (503), saying why', async () => {
-    for (const model of ['nofile-flash', 'badjson-flash']) {
+    for (const model of ['nofile-flash', 'badjson-flash', 'badimp-flash']) {
       const err = await failureOf(t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] }));
       expect(err.status).toBe(503);
     }
@@ -349,6 +357,7 @@ describe('secrets and credentials that cannot be used', () => {
     expect(t.gateway.runtime.providers.get('nofile')?.unavailable).toMatch(/^auth\.credentialsFile .*missing\/sa\.json cannot be used: ENOENT$/);
     // (The redactor masks any 12-character run of the credentials JSON, a secret option: the type's name among them.)
     expect(t.gateway.runtime.providers.get('badjson')?.unavailable).toMatch(/^Google credentials of type .* are not supported here: use a /);
+    expect(t.gateway.runtime.providers.get('badimp')?.unavailable).toMatch(/ending in \/v1\/projects\/-\/serviceAccounts\/\{email\}:generateAccessToken$/);
     expect(vertex.requests).toEqual([]);
   });
 });

@@ -22,6 +22,7 @@ function config(vertexUrl: string, providers: string[]) {
     sa: `  sa: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertexUrl}", auth: { type: google, credentialsFile: sa.json } }`,
     meta: `  meta: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertexUrl}", auth: { type: google } }`,
     wif: `  wif: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertexUrl}", auth: { type: google, credentialsFile: wif.json } }`,
+    imp: `  imp: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertexUrl}", auth: { type: google, credentialsFile: imp.json } }`,
   };
   return configYaml({
     providers: providers.map((p) => lines[p]).join('\n'),
@@ -36,6 +37,10 @@ const files = {
   get 'wif.json'() {
     return JSON.stringify(emulator.externalAccount(oidcFile));
   },
+  // A user's credentials as the source (their token endpoint calls are not counted against another provider's).
+  get 'imp.json'() {
+    return JSON.stringify(emulator.impersonatedServiceAccount('vertex-caller@switchyard-test.iam.gserviceaccount.com', emulator.authorizedUser()));
+  },
 };
 
 const chat = (t: TestGateway, model: string) => t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] });
@@ -47,11 +52,12 @@ describe('tokens that live 2 s, under steady load for 6 s', () => {
     ['sa', 'service-account'],
     ['meta', 'metadata-server'],
     ['wif', 'external-account'],
+    ['imp', 'impersonated'],
   ];
   const t = useTestGateway(
     () => {
       emulator.lifetimeSeconds = 2;
-      return config(vertex.url, ['sa', 'meta', 'wif']);
+      return config(vertex.url, ['sa', 'meta', 'wif', 'imp']);
     },
     { upstreams: [vertex], files },
   );
@@ -85,7 +91,7 @@ describe('tokens that live 2 s, under steady load for 6 s', () => {
     );
     clearInterval(rotate);
     expect(failures).toEqual([]);
-    expect(ok).toBeGreaterThan(60);
+    expect(ok).toBeGreaterThan(80);
     expect(emulator.subjects.size - subjectsBefore, 'distinct OIDC tokens exchanged at STS').toBeGreaterThanOrEqual(3);
     for (const [provider, source] of sources) {
       const calls = emulator.calls[source] - startCalls[source];
@@ -96,7 +102,7 @@ describe('tokens that live 2 s, under steady load for 6 s', () => {
     }
     // Every upstream request carried a token (the fake Vertex refuses any other); they rotated.
     const bearers = new Set(vertex.requests.map((r) => r.headers.authorization));
-    expect(bearers.size).toBeGreaterThanOrEqual(12);
+    expect(bearers.size).toBeGreaterThanOrEqual(16);
     expect(emulator.refusals).toEqual([]);
   }, 20_000);
 });

@@ -52,12 +52,11 @@ describe('tokens that live 2 s, under steady load for 6 s', () => {
     ['sa', 'service-account'],
     ['meta', 'metadata-server'],
     ['wif', 'external-account'],
-    ['imp', 'impersonated'],
   ];
   const t = useTestGateway(
     () => {
       emulator.lifetimeSeconds = 2;
-      return config(vertex.url, ['sa', 'meta', 'wif', 'imp']);
+      return config(vertex.url, ['sa', 'meta', 'wif']);
     },
     { upstreams: [vertex], files },
   );
@@ -91,7 +90,7 @@ describe('tokens that live 2 s, under steady load for 6 s', () => {
     );
     clearInterval(rotate);
     expect(failures).toEqual([]);
-    expect(ok).toBeGreaterThan(80);
+    expect(ok).toBeGreaterThan(60);
     expect(emulator.subjects.size - subjectsBefore, 'distinct OIDC tokens exchanged at STS').toBeGreaterThanOrEqual(3);
     for (const [provider, source] of sources) {
       const calls = emulator.calls[source] - startCalls[source];
@@ -102,7 +101,48 @@ describe('tokens that live 2 s, under steady load for 6 s', () => {
     }
     // Every upstream request carried a token (the fake Vertex refuses any other); they rotated.
     const bearers = new Set(vertex.requests.map((r) => r.headers.authorization));
-    expect(bearers.size).toBeGreaterThanOrEqual(16);
+    expect(bearers.size).toBeGreaterThanOrEqual(12);
+    expect(emulator.refusals).toEqual([]);
+  }, 20_000);
+});
+
+describe('impersonated tokens that live 4 s, under steady load for 8 s', () => {
+  // Two round trips a refresh (the source's token, then generateAccessToken): 4 s tokens leave a
+  // loaded machine 2 s to finish one before the token in use expires.
+  const vertex = fakeVertex(emulator, { project: PROJECT });
+  const t = useTestGateway(
+    () => {
+      emulator.lifetimeSeconds = 4;
+      return config(vertex.url, ['imp']);
+    },
+    { upstreams: [vertex], files },
+  );
+
+  it('no request fails; generateAccessToken is called about once per refresh window', async () => {
+    const before = emulator.calls.impersonated;
+    const until = Date.now() + 8000;
+    let ok = 0;
+    const failures: string[] = [];
+    await Promise.all(
+      [0, 1, 2].map(async () => {
+        while (Date.now() < until) {
+          try {
+            await chat(t, 'imp');
+            ok++;
+          } catch (err) {
+            failures.push((err as Error).message);
+          }
+          await sleep(10);
+        }
+      }),
+    );
+    expect(failures).toEqual([]);
+    expect(ok).toBeGreaterThan(40);
+    const calls = emulator.calls.impersonated - before;
+    expect(calls).toBeGreaterThanOrEqual(3);
+    expect(calls).toBeLessThanOrEqual(7);
+    expect(identityOf(t, 'imp')).toMatchObject({ source: 'google:impersonated-service-account', failures: 0 });
+    expect(new Set(vertex.requests.map((r) => r.headers.authorization)).size).toBeGreaterThanOrEqual(3);
     expect(emulator.refusals).toEqual([]);
   }, 20_000);
 });

@@ -12,6 +12,7 @@ describe('sourceOf', () => {
     expect(sourceOf(keys(['CREDENTIALS_ENV_VARS_STS_WEB_ID_TOKEN', 'CREDENTIALS_STS_ASSUME_ROLE_WEB_ID']))).toBe('aws:web-identity');
     expect(sourceOf(keys(['CREDENTIALS_PROFILE_SSO', 'CREDENTIALS_SSO']))).toBe('aws:sso');
     expect(sourceOf(keys(['CREDENTIALS_HTTP']))).toBe('aws:container');
+    expect(sourceOf(keys(['CREDENTIALS_PROFILE', 'CREDENTIALS_PROFILE_PROCESS', 'CREDENTIALS_PROCESS']))).toBe('aws:process');
   });
 
   it('unmarked credentials came from the last link: container metadata when configured, else IMDS', () => {

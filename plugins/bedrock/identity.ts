@@ -2,7 +2,7 @@
  * Who the gateway is to Bedrock: the `auth` option → something that authorizes one request.
  *
  * - `aws`: the AWS SDK's default Node chain (`fromNodeProviderChain`: environment, SSO and shared
- *   config/credentials profiles with `source_profile`/`role_arn`, web identity / IRSA token file,
+ *   config/credentials profiles with `source_profile`/`role_arn` or `credential_process`, web identity / IRSA token file,
  *   ECS and EKS Pod Identity container credentials, IMDSv2), optionally a named profile;
  * - `aws-keys`: keys given in the config (or, with no `auth`, the top-level keys or the
  *   AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY variables, as before);
@@ -157,7 +157,8 @@ export function sourceOf(credentials: SdkCredentials, env: NodeJS.ProcessEnv = p
   if (has('CREDENTIALS_SSO', 'CREDENTIALS_SSO_LEGACY', 'CREDENTIALS_PROFILE_SSO', 'CREDENTIALS_PROFILE_SSO_LEGACY')) return 'aws:sso';
   if (has('CREDENTIALS_HTTP')) return 'aws:container';
   if (has('CREDENTIALS_IMDS')) return 'aws:imds';
-  if (marks.some((m) => m.startsWith('CREDENTIALS_PROFILE')) || has('CREDENTIALS_PROCESS', 'CREDENTIALS_LOGIN')) return 'aws:profile';
+  if (has('CREDENTIALS_PROCESS', 'CREDENTIALS_PROFILE_PROCESS')) return 'aws:process';
+  if (marks.some((m) => m.startsWith('CREDENTIALS_PROFILE')) || has('CREDENTIALS_LOGIN')) return 'aws:profile';
   if (has('CREDENTIALS_ENV_VARS')) return 'aws:environment';
   if (marks.length) return 'aws';
   return env.AWS_CONTAINER_CREDENTIALS_FULL_URI || env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI ? 'aws:container' : 'aws:imds';

@@ -23,7 +23,7 @@ import {
 } from 'switchyard-gateway/kit';
 import { createSigner, signatureHeaders } from './sign.ts';
 import { AUTH_SCHEMA, authorizerFor, type Authorizer, type BedrockAuth } from './identity.ts';
-import { buildMessagesCountTokensRequest, buildMessagesRequest, createMessagesStreamTranslator, unwrapChunk, usesMessages, type BedrockApi } from './messages.ts';
+import { buildMessagesCountTokensRequest, buildMessagesRequest, createMessagesStreamTranslator, MESSAGES_CAPABILITIES, unwrapChunk, usesMessages, type BedrockApi } from './messages.ts';
 import { buildEmbeddingBodies, EMBEDDING_CONCURRENCY, invokePath, toEmbeddings, type CohereRequest, type TitanRequest } from './embeddings.ts';
 
 export interface BedrockOptions {
@@ -112,6 +112,8 @@ export default defineHttpProvider<BedrockOptions, SigningOptions>({
   endpoint: (options) => ({ baseUrl: options.endpoint ?? `https://bedrock-runtime.${options.region}.amazonaws.com`, headers: { ...options.headers } }),
   // Only a provider that sends every request as Messages can pass a Messages request (and its token count) through.
   nativeProtocols: (options) => (options.api === 'messages' ? ['anthropic-messages', 'anthropic-count-tokens'] : []),
+  // The parameter checks follow the body a target is sent: Claude's Messages body carries what Converse cannot.
+  capabilitiesFor: (options, model) => (usesMessages(options.api, model) ? MESSAGES_CAPABILITIES : undefined),
   buildRequest(call, options) {
     if (call.native?.protocol === 'anthropic-count-tokens') return buildMessagesCountTokensRequest(call, { maxTokens: options.maxTokens });
     return usesMessages(options.api, call.model)

@@ -8,8 +8,8 @@
  * carry, base64 in `bytes`, the Anthropic SSE events; once unwrapped, the kit's Anthropic
  * translations read them as they read Anthropic's own.
  */
-import type { HttpRequestSpec, ProviderCall, StreamTranslator } from 'switchyard-gateway';
-import { buildAnthropicRequest, createAnthropicStreamTranslator, createConverseStreamTranslator, type AwsStreamEvent } from 'switchyard-gateway/kit';
+import type { HttpRequestSpec, ProviderCall, ProviderCapabilities, StreamTranslator } from 'switchyard-gateway';
+import { ANTHROPIC_CAPABILITIES, buildAnthropicRequest, createAnthropicStreamTranslator, createConverseStreamTranslator, type AwsStreamEvent } from 'switchyard-gateway/kit';
 
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 
@@ -30,6 +30,16 @@ export function isAnthropicModel(model: string): boolean {
 export function usesMessages(api: BedrockApi | undefined, model: string): boolean {
   return api === 'messages' || (api === 'auto' && isAnthropicModel(model));
 }
+
+/**
+ * What a target sent the Messages body honours: the kit's Anthropic translation's declaration
+ * (the same as the anthropic plugin's), so `top_k`, `thinking` and web search are carried where
+ * Converse reports them dropped. The plugin's declaration is Converse's.
+ */
+export const MESSAGES_CAPABILITIES: Readonly<ProviderCapabilities> = Object.freeze({
+  ...ANTHROPIC_CAPABILITIES,
+  extraParams: Object.freeze(['top_k', 'thinking', 'web_search']),
+});
 
 export function invokeModelPath(model: string, stream: boolean): string {
   return `/model/${encodeURIComponent(model)}/${stream ? 'invoke-with-response-stream' : 'invoke'}`;

@@ -8,7 +8,9 @@
  * Workload Identity included). `credentialsFile` (a path from gateway.yaml's folder) or
  * `credentials` (the JSON text, e.g. `${file:...}`) name one credential instead: a service
  * account key, an `external_account` (Workload Identity Federation: an OIDC token file, AWS, an
- * executable) or an `authorized_user`. The library is imported here, when a provider is
+ * executable), an `authorized_user`, or an `impersonated_service_account` (any of those
+ * exchanging its token for a target service account's at the IAM Credentials API its
+ * `service_account_impersonation_url` names). The library is imported here, when a provider is
  * prepared, so a gateway without a Vertex provider never loads it.
  */
 import { readFile } from 'node:fs/promises';
@@ -180,13 +182,53 @@ function clientFor(lib: Library, json: unknown, scopes: string[]): GoogleClient 
         const client = source.environment_id ? new lib.AwsClient(options) : source.executable ? new lib.PluggableAuthClient(options) : new lib.IdentityPoolClient(options);
         return { client, source: 'google:external-account' };
       }
+      case 'impersonated_service_account':
+        return impersonated(lib, c, scopes);
       default:
         return {
-          unavailable: `Google credentials of type ${type ?? '(none)'} are not supported here: use a service_account, external_account or authorized_user JSON, or Application Default Credentials`,
+          unavailable: `Google credentials of type ${type ?? '(none)'} are not supported here: use a service_account, external_account, authorized_user or impersonated_service_account JSON, or Application Default Credentials`,
         };
     }
   } catch (err) {
     return { unavailable: `the Google ${type} credentials cannot be used: ${describeFailure(err)}` };
+  }
+}
+
+/** `…/v1/projects/-/serviceAccounts/{email}:generateAccessToken`: the API's base and the target. */
+const IMPERSONATION_URL = /^(https?:\/\/[^/]+(?:\/[^?#]*?)?)\/v1\/projects\/[^/]+\/serviceAccounts\/([^/:?#]+):generateAccessToken$/;
+
+/**
+ * What `gcloud auth application-default login --impersonate-service-account` writes: source
+ * credentials (a user's, a service account key, an external account) whose token buys the
+ * target's at the IAM Credentials API. The library's own reading of this JSON keeps only the
+ * target from the URL and calls Google's fixed host; here the URL is taken whole (the same host
+ * for Google's own files), so a private endpoint or an emulator is honoured.
+ */
+function impersonated(lib: Library, c: Record<string, unknown>, scopes: string[]): GoogleClient | ProviderUnavailable {
+  const url = typeof c.service_account_impersonation_url === 'string' ? IMPERSONATION_URL.exec(c.service_account_impersonation_url) : null;
+  if (!url) return { unavailable: 'the impersonated_service_account credentials have no service_account_impersonation_url ending in /v1/projects/-/serviceAccounts/{email}:generateAccessToken' };
+  const sourceType = (c.source_credentials as { type?: unknown } | undefined)?.type;
+  if (sourceType === 'impersonated_service_account') return { unavailable: 'impersonated_service_account credentials cannot take another impersonation as their source: list the chain in delegates' };
+  // The source needs cloud-platform to call the IAM Credentials API, whatever the target's scopes.
+  const source = clientFor(lib, c.source_credentials, [CLOUD_PLATFORM_SCOPE]);
+  if ('unavailable' in source) return { unavailable: `the impersonated_service_account's source credentials: ${source.unavailable}` };
+  const delegates = Array.isArray(c.delegates) ? c.delegates.filter((d): d is string => typeof d === 'string') : [];
+  const options = { sourceClient: source.client, targetPrincipal: decodeURIComponent(url[2]), delegates, targetScopes: scopes, endpoint: url[1] };
+  return { client: withoutConsoleWarning(() => new lib.Impersonated(options)), source: 'google:impersonated-service-account' };
+}
+
+/**
+ * Runs a constructor that warns on the console about credential files from untrusted sources
+ * (google-auth-library does for Impersonated); the gateway's credentials are its operator's, and
+ * its log lines go through its own logger.
+ */
+function withoutConsoleWarning<T>(make: () => T): T {
+  const warn = console.warn;
+  console.warn = () => {};
+  try {
+    return make();
+  } finally {
+    console.warn = warn;
   }
 }
 

@@ -43,6 +43,7 @@ function worker(id: number, requests: number, latency: number[], state: TargetVi
     activity: activity(requests, latency, [request(`w${id}-a`, NOW - 3000 + id), request(`w${id}-b`, NOW - 1000 + id)], id),
     targets: [{ alias: 'chat', strategy: 'priority', targets: [target(state, coolingUntil)] }],
     last_reload: reload,
+    providers: [],
   };
 }
 

@@ -7,6 +7,7 @@ import type { Runtime } from '../runtime/build.ts';
 import { RecentActivity, targetKey } from './activity.ts';
 import type { Gathered } from './cluster-link.ts';
 import type { ConsoleSnapshot, ReloadSummary } from './snapshot.ts';
+import { mergeProviderViews, type ClusterProviderView } from './providers-view.ts';
 import type { TargetView } from './views.ts';
 
 export interface WorkerInfo {
@@ -134,6 +135,11 @@ export class ClusterConsole {
           })),
       )
       .sort((a, b) => b.left_ms - a.left_ms);
+  }
+
+  /** Each provider as every worker holds it, merged, with each worker's own line. */
+  providers(): ClusterProviderView[] {
+    return mergeProviderViews(this.snapshots.map((s) => ({ id: idOf(s), providers: s.providers })));
   }
 
   /** The newest reload any worker made, and which workers' last reload ended the same way. */

@@ -6,6 +6,7 @@
  */
 import type { Runtime } from '../runtime/build.ts';
 import type { ActivitySnapshot } from './activity.ts';
+import { providerViews, type ProviderView } from './providers-view.ts';
 import { targets, type ConsoleSource, type TargetView } from './views.ts';
 
 /** What the asking endpoint needs: how many recent requests (0 for none). */
@@ -31,6 +32,8 @@ export interface ConsoleSnapshot {
   /** This process's view of each alias's targets (cooldowns, in-flight and latency are per process). */
   targets: Array<{ alias: string; strategy: string; targets: TargetView[] }>;
   last_reload: ReloadSummary | null;
+  /** Each provider's state and identity as this process holds them (each worker fetches its own credentials). */
+  providers: ProviderView[];
 }
 
 export interface SnapshotDeps {
@@ -49,5 +52,6 @@ export function localSnapshot({ runtime, source, readiness }: SnapshotDeps, quer
     activity: source.activity.snapshot(query.recent),
     targets: targets(runtime, source.activity, source.now()),
     last_reload: (readiness.lastReload as ReloadSummary | undefined) ?? null,
+    providers: providerViews(runtime, source.now()),
   };
 }

@@ -141,6 +141,13 @@ export interface ProviderInstance {
    * for this instance's targets. Absent: the plugin's declaration holds.
    */
   readonly nativeProtocols?: readonly string[];
+  /**
+   * What this instance honours for one model, when its options decide it (Bedrock's `api` sends
+   * a Claude model Anthropic's Messages body, another Converse's): the fields given replace the
+   * plugin's declaration for that target, once per config generation. Absent or undefined: the
+   * declaration holds.
+   */
+  capabilitiesFor?(model: string): ProviderCapabilities | undefined;
   /** Native JSON body → OpenAI chat completion (pure). */
   toCompletion(body: unknown, call: ProviderCall): ChatCompletion;
   /** A fresh translator for one streamed attempt. */

@@ -11,6 +11,7 @@ import {
   PLUGIN_API_VERSION,
   type EmbeddingCall,
   type ProviderCall,
+  type ProviderCapabilities,
   type ProviderEnv,
   type ProviderInstance,
   type ProviderPlugin,
@@ -70,6 +71,8 @@ export interface HttpProviderSpec<Options, Prepared = Options> extends Omit<Prov
    * server may lack /v1/responses). Default: `capabilities.nativeProtocols`.
    */
   nativeProtocols?(options: Prepared): readonly string[];
+  /** What one model's requests can carry, when options decide it (see `ProviderInstance.capabilitiesFor`). */
+  capabilitiesFor?(options: Prepared, model: string): ProviderCapabilities | undefined;
   /** Adds signature headers once the body is final. */
   signRequest?(request: OutgoingRequest, options: Prepared): Promise<Record<string, string>>;
   /** The identity the requests are made with, for /readyz and metrics (see `refreshingCredential`). */
@@ -184,6 +187,7 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
   /** Present only when the spec has an `embeddings` part (the core may test for it). */
   readonly embed?: (call: EmbeddingCall) => Promise<EmbeddingResponse>;
   readonly nativeProtocols?: readonly string[];
+  readonly capabilitiesFor?: (model: string) => ProviderCapabilities | undefined;
   /** Present only when the spec has a `countTokens` part. */
   readonly countTokens?: (call: ProviderCall) => Promise<number>;
   /** Present only when the spec has `checkIdentity`. */
@@ -202,6 +206,8 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
     const embeddings = spec.embeddings;
     if (embeddings) this.embed = (call) => this.#embed(embeddings, call);
     if (spec.nativeProtocols) this.nativeProtocols = Object.freeze([...spec.nativeProtocols(options)]);
+    const capabilitiesFor = spec.capabilitiesFor;
+    if (capabilitiesFor) this.capabilitiesFor = (model) => capabilitiesFor(options, model);
     const counting = spec.countTokens;
     if (counting) this.countTokens = (call) => this.#countTokens(counting, call);
     const check = spec.checkIdentity;

@@ -55,7 +55,7 @@ export function buildRoutes(
         unavailable: handle.unavailable,
         dropUnsupportedParams: m.dropUnsupportedParams ?? config.providers[t.provider].dropUnsupportedParams ?? false,
         instance: handle.instance ?? unavailableInstance,
-        capabilities: targetCapabilities(capabilitiesOf(handle), t.reasoning),
+        capabilities: targetCapabilities(capabilitiesOf(handle, t.model), t.reasoning),
         weight: t.weight,
         price,
         retry: retryPolicy(aliasRetry, t.retry),
@@ -111,9 +111,11 @@ const unavailableInstance: ProviderInstance = {
   },
 };
 
-/** The plugin's declaration, with the native protocols its instance says its options allow. */
-function capabilitiesOf(handle: ProviderHandle): ProviderCapabilities {
-  const declared = handle.plugin.capabilities ?? {};
+/** The plugin's declaration, with what its instance says its options allow for this model and the native protocols they allow. */
+function capabilitiesOf(handle: ProviderHandle, model: string): ProviderCapabilities {
+  const plugin = handle.plugin.capabilities ?? {};
+  const own = handle.instance?.capabilitiesFor?.(model);
+  const declared = own ? { ...plugin, ...own } : plugin;
   const speaks = handle.instance?.nativeProtocols;
-  return speaks ? Object.freeze({ ...declared, nativeProtocols: speaks }) : declared;
+  return speaks || own ? Object.freeze({ ...declared, ...(speaks && { nativeProtocols: speaks }) }) : declared;
 }

@@ -64,6 +64,12 @@ export interface AwsEmulator {
   staticKeys(): IssuedKeys;
   /** A Bedrock API key the fake Bedrock accepts. */
   readonly apiKey: string;
+  /**
+   * Checks a signed request serialized by someone else (Google's WIF subject token is a signed
+   * STS GetCallerIdentity, as AWS would verify it): undefined when it is signed with live keys
+   * issued here, else why not.
+   */
+  verifySignedRequest(signed: { url: string; method: string; headers: Record<string, string> }, service?: string): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -120,7 +126,10 @@ export async function startAwsEmulator(options: { lifetimeMs?: number } = {}): P
     }
     // IMDSv2 only: no token, no answer.
     if (req.headers['x-aws-ec2-metadata-token'] !== imdsToken) return { status: 401, body: '' };
-    if (url === '/latest/meta-data/iam/security-credentials/') return { status: 200, headers: { 'content-type': 'text/plain' }, body: ROLE_NAME };
+    // The AWS SDK asks with the trailing slash, google-auth-library (WIF from AWS) without.
+    if (url === '/latest/meta-data/iam/security-credentials/' || url === '/latest/meta-data/iam/security-credentials')
+      return { status: 200, headers: { 'content-type': 'text/plain' }, body: ROLE_NAME };
+    if (url === '/latest/meta-data/placement/availability-zone') return { status: 200, headers: { 'content-type': 'text/plain' }, body: `${REGION}a` };
     if (url === `/latest/meta-data/iam/security-credentials/${ROLE_NAME}`) {
       emulator.imdsCalls++;
       if (emulator.failing) return { status: 500, body: '' };
@@ -184,6 +193,14 @@ export async function startAwsEmulator(options: { lifetimeMs?: number } = {}): P
     refused,
     issued,
     apiKey,
+    async verifySignedRequest(signed, service = 'sts') {
+      const headers = Object.fromEntries(Object.entries(signed.headers).map(([k, v]) => [k.toLowerCase(), v]));
+      const keys = validKeysOf(headers.authorization ?? '');
+      if (typeof keys === 'string') return keys;
+      if (!(await signatureMatches({ method: signed.method, url: signed.url, headers }, '', keys, service))) return 'signature does not match';
+      if (keys.sessionToken !== undefined && headers['x-amz-security-token'] !== keys.sessionToken) return 'wrong session token';
+      return undefined;
+    },
     staticKeys() {
       const keys: IssuedKeys = { accessKeyId: `AKIA${randomBytes(8).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64'), issuer: 'static' };
       issued.set(keys.accessKeyId, keys);
@@ -358,7 +375,8 @@ async function signatureMatches(req: Pick<IncomingMessage, 'method' | 'url' | 'h
   const query: Record<string, string> = Object.fromEntries(url.searchParams);
   const signingDate = new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}Z`);
   const credentials = { accessKeyId: keys.accessKeyId, secretAccessKey: keys.secretAccessKey, ...(keys.sessionToken ? { sessionToken: keys.sessionToken } : {}) };
-  const signer = new SignatureV4({ service, region: REGION, credentials, sha256: Hash.bind(null, 'sha256') });
+  // The AWS SDK signs x-amz-content-sha256 too; other signers (google-auth-library's) do not.
+  const signer = new SignatureV4({ service, region: REGION, credentials, sha256: Hash.bind(null, 'sha256'), applyChecksum: signedNames.includes('x-amz-content-sha256') });
   const resigned = await signer.sign(
     { method: req.method ?? 'POST', protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query, headers, body } as Parameters<SignatureV4['presign']>[0],
     { signingDate },

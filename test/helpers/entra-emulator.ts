@@ -8,8 +8,11 @@
  *   certificate's signed `client_assertion` (verified against the test certificate's public key,
  *   RS256 or PS256 as the header says), or with a federated `client_assertion` (a Kubernetes-style
  *   service account token, verified against the test issuer's key, its subject and audience);
- * - an App Service managed identity endpoint (plain HTTP, as App Service's is): the library's
- *   `IDENTITY_ENDPOINT` / `IDENTITY_HEADER`.
+ * - managed identity endpoints (plain HTTP, as the real ones are), each where the library finds
+ *   it: App Service's (`IDENTITY_ENDPOINT` / `IDENTITY_HEADER`), the instance metadata service's
+ *   `/metadata/identity/oauth2/token` (IMDS is fixed at 169.254.169.254; the library reads its host
+ *   from `AZURE_POD_IDENTITY_AUTHORITY_HOST`, which AAD Pod Identity sets, so it can be loopback)
+ *   and Cloud Shell's (`MSI_ENDPOINT`, a form POST).
  *
  * Every token it issues is random, lives `tokenLifetimeS`, and is recorded so that a fake upstream
  * can accept only a currently valid one (`isValid`). `failing` makes every token request fail, as
@@ -38,6 +41,8 @@ export interface TokenRequest {
   /** The assertion's signing algorithm, for certificate and federated requests. */
   alg?: string;
   scopeOrResource: string;
+  /** For a managed identity: which endpoint answered. */
+  via?: 'app-service' | 'imds' | 'cloud-shell';
   status: number;
   at: number;
 }
@@ -48,6 +53,10 @@ export interface EntraEmulator {
   /** http://127.0.0.1:port/msi/token — `IDENTITY_ENDPOINT`. */
   readonly identityEndpoint: string;
   readonly identityHeader: string;
+  /** http://127.0.0.1:port — `AZURE_POD_IDENTITY_AUTHORITY_HOST` (IMDS's host). */
+  readonly imdsHost: string;
+  /** http://127.0.0.1:port/cloudshell/token — `MSI_ENDPOINT`. */
+  readonly cloudShellEndpoint: string;
   /** The self-signed certificate of the HTTPS authority (to trust). */
   readonly tlsCertificatePem: string;
   readonly requests: TokenRequest[];
@@ -179,15 +188,31 @@ export async function startEntraEmulator(options: { federationKeys?: Record<stri
     return json(res, 200, { token_type: 'Bearer', expires_in: state.tokenLifetimeS, ext_expires_in: state.tokenLifetimeS, access_token: issue() });
   }
 
-  const managed = createHttpServer((req, res) => void answerManaged(req, res));
-  function answerManaged(req: IncomingMessage, res: ServerResponse): true {
+  const managed = createHttpServer((req, res) => {
+    void readBody(req).then((body) => answerManaged(req, body, res));
+  });
+  /** Which managed identity endpoint a request is for, and whether it carries what that one requires. */
+  function managedRoute(req: IncomingMessage, url: URL): { via: TokenRequest['via']; refused?: string } {
+    if (url.pathname === '/msi/token') return { via: 'app-service', refused: req.headers['x-identity-header'] === identityHeader ? undefined : 'the X-IDENTITY-HEADER is missing or wrong' };
+    // IMDS and Cloud Shell both require `Metadata: true` (IMDS answers 400 without it: the library's probe relies on that).
+    const refused = req.headers.metadata === 'true' ? undefined : 'Required metadata header not specified';
+    // MSAL's URL ends in a slash (its URL builder adds one); IMDS takes both.
+    if (/^\/metadata\/identity\/oauth2\/token\/?$/.test(url.pathname) && req.method === 'GET')
+      return { via: 'imds', refused: refused ?? (url.searchParams.get('api-version') ? undefined : 'api-version is required') };
+    if (url.pathname === '/cloudshell/token' && req.method === 'POST') return { via: 'cloud-shell', refused };
+    return { via: undefined, refused: `the emulator does not serve ${req.method} ${url.pathname}` };
+  }
+  function answerManaged(req: IncomingMessage, body: string, res: ServerResponse): true {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const resource = url.searchParams.get('resource') ?? '';
-    const clientId = url.searchParams.get('client_id') ?? url.searchParams.get('clientid') ?? '(system-assigned)';
-    const record = (status: number) => requests.push({ kind: 'managed-identity', clientId, scopeOrResource: resource, status, at: Date.now() });
-    if (url.pathname !== '/msi/token' || req.headers['x-identity-header'] !== identityHeader) {
+    const { via, refused } = managedRoute(req, url);
+    // Cloud Shell's request is a form; the others put the resource in the query.
+    const params = via === 'cloud-shell' ? new URLSearchParams(body) : url.searchParams;
+    const resource = params.get('resource') ?? '';
+    const clientId = params.get('client_id') ?? params.get('clientid') ?? '(system-assigned)';
+    const record = (status: number) => requests.push({ kind: 'managed-identity', clientId, scopeOrResource: resource, via, status, at: Date.now() });
+    if (refused) {
       record(400);
-      return json(res, 400, { statusCode: 400, message: 'the X-IDENTITY-HEADER is missing or wrong' });
+      return json(res, 400, { statusCode: 400, error: 'invalid_request', message: refused, error_description: refused });
     }
     if (clientId !== '(system-assigned)' && !apps.has(clientId)) {
       record(400);
@@ -199,16 +224,21 @@ export async function startEntraEmulator(options: { federationKeys?: Record<stri
     }
     record(200);
     const expiresOn = Math.floor(Date.now() / 1000) + state.tokenLifetimeS;
-    return json(res, 200, { access_token: issue(), expires_on: String(expiresOn), resource, token_type: 'Bearer', client_id: clientId });
+    const common = { access_token: issue(), expires_on: String(expiresOn), resource, token_type: 'Bearer' };
+    // IMDS and Cloud Shell also say expires_in (as a string); App Service echoes the client id.
+    return json(res, 200, via === 'app-service' ? { ...common, client_id: clientId } : { ...common, expires_in: String(state.tokenLifetimeS), ext_expires_in: String(state.tokenLifetimeS) });
   }
 
   authorityHost = `https://127.0.0.1:${await listen(authority)}`;
-  const identityEndpoint = `http://127.0.0.1:${await listen(managed)}/msi/token`;
+  const managedOrigin = `http://127.0.0.1:${await listen(managed)}`;
+  const identityEndpoint = `${managedOrigin}/msi/token`;
 
   return {
     authorityHost,
     identityEndpoint,
     identityHeader,
+    imdsHost: managedOrigin,
+    cloudShellEndpoint: `${managedOrigin}/cloudshell/token`,
     tlsCertificatePem: tlsCert.certPem,
     requests,
     tokens,

@@ -7,30 +7,39 @@
  * - the GCE/GKE metadata server (`/computeMetadata/v1/...`, reached through GCE_METADATA_HOST):
  *   `Metadata-Flavor: Google` required, as the real one does; the default service account's token;
  * - STS (`POST /v1/token`, the token exchange of Workload Identity Federation): verifies the OIDC
- *   subject token (signed here by a fake identity provider) and its audience.
+ *   subject token (signed here by a fake identity provider) and its audience, or an AWS-signed
+ *   GetCallerIdentity request (WIF from AWS) through the AWS emulator's signature check;
+ * - the IAM Credentials API (`POST /v1/projects/-/serviceAccounts/{email}:generateAccessToken`,
+ *   service account impersonation): takes only a live token issued here as the caller's, and a
+ *   target that granted it Token Creator.
  *
  * Every access token issued is remembered with its expiry, so a fake Vertex upstream accepts only
  * one that is currently valid (`valid`). The service account JWT's endpoint is a fixed https URL
- * in the library (no override), so `routeGoogleOAuth` sends connections for oauth2.googleapis.com
- * to this server instead, through Node's https global agent (what the library's fetch uses): the
- * library's request itself is unchanged.
+ * in the library (no override), so `routeGoogleOAuth` (google-wiring.ts) sends connections for
+ * oauth2.googleapis.com to this server instead, through Node's https global agent (what the
+ * library's fetch uses): the library's request itself is unchanged.
  */
 import { createSign, createVerify, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import https from 'node:https';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
 
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform';
 export const WIF_AUDIENCE = '//iam.googleapis.com/projects/123456/locations/global/workloadIdentityPools/gke/providers/oidc';
 const IDP_ISSUER = 'https://idp.emulator.test';
+const AWS_SUBJECT = 'urn:ietf:params:aws:token-type:aws4_request';
 
-export type TokenSource = 'service-account' | 'authorized-user' | 'metadata-server' | 'external-account';
+export type TokenSource = 'service-account' | 'authorized-user' | 'metadata-server' | 'external-account' | 'impersonated';
+
+/** One generateAccessToken call the IAM Credentials API answered. */
+export interface Impersonation {
+  target: string;
+  /** Where the caller's token came from. */
+  by: TokenSource;
+  scope: string[];
+  delegates: string[];
+  lifetime: string;
+}
 
 export interface IssuedToken {
   token: string;
@@ -60,6 +69,18 @@ export interface GoogleEmulator {
   authorizedUser(): Record<string, string>;
   /** An OIDC token from the fake identity provider (for a credential_source file). */
   oidcToken(audience?: string, lifetimeSeconds?: number): string;
+  /** The impersonated_service_account JSON (as gcloud writes it) whose source credentials buy `target`'s token here. */
+  impersonatedServiceAccount(target: string, source: Record<string, unknown>): Record<string, unknown>;
+  readonly impersonations: Impersonation[];
+  /** The external_account JSON (environment_id aws1) whose AWS credentials come from the IMDS at `imdsUrl`. */
+  externalAccountFromAws(imdsUrl: string): Record<string, unknown>;
+  /**
+   * Checks an AWS-signed GetCallerIdentity request (the subject token of WIF from AWS), as STS
+   * does by sending it to AWS: set by a test to the AWS emulator's check. Undefined: refused.
+   */
+  verifyAws: ((signed: { url: string; method: string; headers: Record<string, string> }) => Promise<string | undefined>) | undefined;
+  /** AWS subject tokens STS accepted. */
+  awsExchanges: number;
   /** The external_account JSON that exchanges the token in `tokenFile` at this STS. */
   externalAccount(tokenFile: string): Record<string, unknown>;
   /** The token is one issued here and not expired. */
@@ -114,7 +135,8 @@ export function googleEmulator(): GoogleEmulator {
   const keyId = randomBytes(8).toString('hex');
   const accounts = new Set<string>();
   const tokens = new Map<string, IssuedToken>();
-  const calls: Record<TokenSource, number> = { 'service-account': 0, 'authorized-user': 0, 'metadata-server': 0, 'external-account': 0 };
+  const calls: Record<TokenSource, number> = { 'service-account': 0, 'authorized-user': 0, 'metadata-server': 0, 'external-account': 0, impersonated: 0 };
+  const impersonations: Impersonation[] = [];
   const refreshTokens = new Map<string, { clientId: string; clientSecret: string }>();
   const refusals: string[] = [];
   const issued: IssuedToken[] = [];
@@ -163,6 +185,33 @@ export function googleEmulator(): GoogleEmulator {
     oidcToken(audience = WIF_AUDIENCE, lifetimeSeconds = 3600) {
       const now = Math.floor(Date.now() / 1000);
       return signJwt({ iss: IDP_ISSUER, sub: 'system:serviceaccount:ai:switchyard', aud: audience, iat: now, exp: now + lifetimeSeconds }, idpKeys.privateKey);
+    },
+    impersonations,
+    impersonatedServiceAccount(target, source) {
+      accounts.add(target);
+      return {
+        type: 'impersonated_service_account',
+        service_account_impersonation_url: `${url}/v1/projects/-/serviceAccounts/${target}:generateAccessToken`,
+        delegates: [],
+        source_credentials: source,
+      };
+    },
+    verifyAws: undefined,
+    awsExchanges: 0,
+    externalAccountFromAws(imdsUrl) {
+      return {
+        type: 'external_account',
+        audience: WIF_AUDIENCE,
+        subject_token_type: AWS_SUBJECT,
+        token_url: `${url}/v1/token`,
+        credential_source: {
+          environment_id: 'aws1',
+          region_url: `${imdsUrl}/latest/meta-data/placement/availability-zone`,
+          url: `${imdsUrl}/latest/meta-data/iam/security-credentials`,
+          imdsv2_session_token_url: `${imdsUrl}/latest/api/token`,
+          regional_cred_verification_url: 'https://sts.{region}.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15',
+        },
+      };
     },
     externalAccount(tokenFile) {
       return {
@@ -253,8 +302,14 @@ export function googleEmulator(): GoogleEmulator {
     if (emulator.failWith) return json(res, emulator.failWith.status, emulator.failWith.body);
     if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:token-exchange') return refuse(res, 400, 'unsupported_grant_type', `grant_type ${form.get('grant_type')}`);
     if (form.get('audience') !== WIF_AUDIENCE) return refuse(res, 400, 'invalid_target', `audience ${form.get('audience')}`);
-    if (form.get('subject_token_type') !== 'urn:ietf:params:oauth:token-type:jwt') return refuse(res, 400, 'invalid_request', `subject_token_type ${form.get('subject_token_type')}`);
     if (!(form.get('scope') ?? '').split(' ').includes(CLOUD_PLATFORM)) return refuse(res, 400, 'invalid_scope', `scope ${form.get('scope')}`);
+    if (form.get('subject_token_type') === AWS_SUBJECT) {
+      const refused = await checkAwsSubject(form.get('subject_token') ?? '');
+      if (refused) return refuse(res, 400, 'invalid_grant', `aws subject_token: ${refused}`);
+      emulator.awsExchanges++;
+      return json(res, 200, { ...issue('external-account'), issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
+    }
+    if (form.get('subject_token_type') !== 'urn:ietf:params:oauth:token-type:jwt') return refuse(res, 400, 'invalid_request', `subject_token_type ${form.get('subject_token_type')}`);
     const checked = verifyJwt(form.get('subject_token') ?? '', idpKeys.publicKey);
     if ('refused' in checked) return refuse(res, 400, 'invalid_grant', `subject_token: ${checked.refused}`);
     const { iss, aud, exp } = checked.claims;
@@ -264,7 +319,53 @@ export function googleEmulator(): GoogleEmulator {
     json(res, 200, { ...answer, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
   }
 
+  /** The IAM Credentials API's generateAccessToken: the caller's live token buys the target's. */
+  async function generateAccessToken(req: IncomingMessage, res: ServerResponse, target: string): Promise<void> {
+    calls.impersonated++;
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const body = JSON.parse(Buffer.concat(parts).toString('utf8') || '{}') as { scope?: string[]; delegates?: string[]; lifetime?: string };
+    const caller = emulator.valid(/^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1]);
+    const error = (status: number, why: string) => {
+      refusals.push(why);
+      json(res, status, { error: { code: status, message: why, status: status === 401 ? 'UNAUTHENTICATED' : 'PERMISSION_DENIED' } });
+    };
+    if (emulator.failWith) return json(res, emulator.failWith.status, emulator.failWith.body);
+    if (!caller) return error(401, 'generateAccessToken: the caller has no valid access token');
+    if (!accounts.has(target)) return error(403, `generateAccessToken: ${target} does not let the caller create its tokens`);
+    if (!Array.isArray(body.scope) || !body.scope.includes(CLOUD_PLATFORM)) return error(400, `generateAccessToken: scope ${JSON.stringify(body.scope)}`);
+    impersonations.push({ target, by: caller.source, scope: body.scope, delegates: body.delegates ?? [], lifetime: body.lifetime ?? '' });
+    const { access_token, expires_in } = issue('impersonated');
+    json(res, 200, { accessToken: access_token, expireTime: new Date(Date.now() + expires_in * 1000).toISOString() });
+  }
+
+  /**
+   * WIF from AWS: the subject token is a serialized, signed STS GetCallerIdentity request naming
+   * the pool provider in x-goog-cloud-target-resource; Google has AWS run it.
+   */
+  async function checkAwsSubject(token: string): Promise<string | undefined> {
+    let signed: { url?: string; method?: string; headers?: Array<{ key: string; value: string }> };
+    try {
+      signed = JSON.parse(decodeURIComponent(token));
+    } catch {
+      return 'not a serialized request';
+    }
+    const target = new URL(signed.url ?? 'x:');
+    const headers = Object.fromEntries((signed.headers ?? []).map((h) => [h.key.toLowerCase(), h.value]));
+    if (signed.method !== 'POST' || !/^sts\.[a-z0-9-]+\.amazonaws\.com$/.test(target.hostname) || target.searchParams.get('Action') !== 'GetCallerIdentity')
+      return `not a regional GetCallerIdentity: ${signed.method} ${signed.url}`;
+    // google-auth-library adds the header after signing (Google recommends, not requires, signing it).
+    if (headers['x-goog-cloud-target-resource'] !== WIF_AUDIENCE) return `x-goog-cloud-target-resource ${headers['x-goog-cloud-target-resource']}`;
+    if (!emulator.verifyAws) return 'no AWS to verify it with';
+    return emulator.verifyAws({ url: signed.url ?? '', method: signed.method, headers });
+  }
+
   const server: Server = createServer((req, res) => {
+    const impersonate = /^\/v1\/projects\/-\/serviceAccounts\/([^/:]+):generateAccessToken$/.exec((req.url ?? '').split('?')[0]);
+    if (req.method === 'POST' && impersonate) {
+      generateAccessToken(req, res, decodeURIComponent(impersonate[1])).catch((err: unknown) => json(res, 500, { error: { code: 500, message: String(err) } }));
+      return;
+    }
     const path = (req.url ?? '').split('?')[0];
     const handled =
       req.method === 'POST' && path === '/token'
@@ -293,67 +394,4 @@ export function googleEmulator(): GoogleEmulator {
   return emulator;
 }
 
-/**
- * Sends the https connections Node's global agent makes to oauth2.googleapis.com to the
- * emulator (plain HTTP on loopback) instead; every other host is refused, so nothing leaves the
- * machine. Returns the function that puts the original agent back.
- */
-export function routeGoogleOAuth(emulator: GoogleEmulator): () => void {
-  const original = https.globalAgent;
-  class LoopbackAgent extends https.Agent {
-    override createConnection(options: { host?: string | null }): net.Socket {
-      const [hostname, port] = emulator.host.split(':');
-      if (options.host !== 'oauth2.googleapis.com') {
-        const socket = new net.Socket();
-        process.nextTick(() => socket.destroy(new Error(`test: no connection to ${options.host} (only oauth2.googleapis.com is routed, to the emulator)`)));
-        return socket;
-      }
-      return net.connect(Number(port), hostname);
-    }
-  }
-  https.globalAgent = new LoopbackAgent({ keepAlive: false });
-  return () => {
-    https.globalAgent = original;
-  };
-}
-
-/**
- * For a test file: starts the emulator and, while the file runs, points google-auth-library at
- * it the documented ways (GCE_METADATA_HOST; no GOOGLE_APPLICATION_CREDENTIALS; an empty gcloud
- * config folder, so no developer's ADC file is found) and routes oauth2.googleapis.com to it. The
- * library reads these when it fetches, not only at startup, so they hold until the file ends.
- * Returns the path of an OIDC token file (for external_account credentials) written at start.
- */
-export function useGoogleEmulator(emulator: GoogleEmulator): { oidcFile: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-google-'));
-  const oidcFile = path.join(dir, 'oidc-token');
-  const saved: Record<string, string | undefined> = {};
-  let unroute: () => void = () => {};
-  beforeAll(async () => {
-    await emulator.start();
-    mkdirSync(path.join(dir, 'gcloud'));
-    writeFileSync(oidcFile, emulator.oidcToken());
-    const env = {
-      GCE_METADATA_HOST: emulator.host,
-      CLOUDSDK_CONFIG: path.join(dir, 'gcloud'),
-      GOOGLE_APPLICATION_CREDENTIALS: undefined,
-      METADATA_SERVER_DETECTION: undefined,
-      GOOGLE_CLOUD_QUOTA_PROJECT: undefined,
-    };
-    for (const [k, v] of Object.entries(env)) {
-      saved[k] = process.env[k];
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    unroute = routeGoogleOAuth(emulator);
-  });
-  afterAll(async () => {
-    unroute();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    await emulator.close();
-  });
-  return { oidcFile };
-}
+export { routeGoogleOAuth, useGoogleEmulator } from './google-wiring.ts';

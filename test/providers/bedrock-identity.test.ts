@@ -9,7 +9,7 @@
  * block or file, and the developer's own ~/.aws is never read (the files are the test's).
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +149,39 @@ describe('a shared config profile with source_profile and role_arn (auth: { type
   });
 });
 
+describe('a profile with credential_process (a local program that prints the keys)', () => {
+  let keys: IssuedKeys;
+  let runs: string;
+  const s = scenario({
+    auth: '{ type: aws, profile: tool }',
+    env: (aws, dir) => {
+      keys = aws.staticKeys();
+      runs = path.join(dir, 'runs');
+      // The program the SDK runs (through a shell, as the AWS CLI does): it logs each run and
+      // prints the credentials in the documented Version 1 shape, expiring in an hour.
+      const program = path.join(dir, 'credentials.mjs');
+      const printed = { Version: 1, AccessKeyId: keys.accessKeyId, SecretAccessKey: keys.secretAccessKey, SessionToken: 'process-session' };
+      writeFileSync(
+        program,
+        `import { appendFileSync } from 'node:fs';\nappendFileSync(${JSON.stringify(runs)}, 'run\\n');\nconsole.log(JSON.stringify({ ...${JSON.stringify(printed)}, Expiration: new Date(Date.now() + 3600_000).toISOString() }));\n`,
+      );
+      keys.sessionToken = printed.SessionToken;
+      writeFileSync(path.join(dir, 'config'), `[profile tool]\ncredential_process = "${process.execPath}" "${program}"\nregion = us-east-1\n`);
+      return { AWS_CONFIG_FILE: path.join(dir, 'config') };
+    },
+  });
+  it('runs the program once and signs with what it printed', async () => {
+    expect(await s.chat()).toBe('hello via converse');
+    expect(await s.chat()).toBe('hello via converse');
+    expect(readFileSync(runs, 'utf8')).toBe('run\n');
+    expect(lastSigner(s.aws)?.accessKeyId).toBe(keys.accessKeyId);
+    expect(s.aws.bedrock.requests.at(-1)?.headers['x-amz-security-token']).toBe('process-session');
+    expect(s.aws.refused).toEqual([]);
+    expect(s.identity()).toMatchObject({ source: 'aws:process', refreshes: 1 });
+    expect(s.identity()?.expiresAt).toBeGreaterThan(Date.now() + 3500_000);
+  });
+});
+
 describe('an IAM Identity Center (SSO) profile', () => {
   const s = scenario({
     auth: '{ type: aws, profile: sso-dev }',
@@ -203,6 +236,22 @@ describe('ECS / EKS Pod Identity container credentials', () => {
     },
   });
   it('fetches from the full URI with the authorization token', async () => {
+    expect(await s.chat()).toBe('hello via converse');
+    expect(s.aws.containerCalls).toBe(1);
+    expect(lastSigner(s.aws)?.issuer).toBe('container');
+    expect(s.identity()).toMatchObject({ source: 'aws:container' });
+  });
+});
+
+describe('ECS task credentials: the token in AWS_CONTAINER_AUTHORIZATION_TOKEN', () => {
+  // ECS itself sets AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, which the SDK resolves against the
+  // fixed http://169.254.170.2 (no override: not reachable on loopback). The full URI form is the
+  // same provider (fromHttp) with the host given; here with the token as a variable.
+  const s = scenario({
+    auth: '{ type: aws }',
+    env: (aws) => ({ AWS_CONTAINER_CREDENTIALS_FULL_URI: aws.containerUrl, AWS_CONTAINER_AUTHORIZATION_TOKEN: aws.containerToken }),
+  });
+  it('fetches from the full URI with the token from the variable', async () => {
     expect(await s.chat()).toBe('hello via converse');
     expect(s.aws.containerCalls).toBe(1);
     expect(lastSigner(s.aws)?.issuer).toBe('container');

@@ -66,6 +66,29 @@ describe('chat requests to Claude: the Messages body on InvokeModel', () => {
     expect(sent().url).toBe(`/model/${encodeURIComponent(NOVA)}/converse`);
   });
 
+  it("the parameter checks follow the API: top_k reaches Claude's Messages body, and is reported dropped (refused when strict) on Converse", async () => {
+    const post = (model: string, strict = false) =>
+      fetch(`${t.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json', ...(strict && { 'x-switchyard-strict': 'true' }) },
+        body: JSON.stringify({ model, top_k: 5, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    for (const model of ['claude', 'auto-claude']) {
+      const r = await post(model, true);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-switchyard-dropped')).toBeNull();
+      expect(sent().body.top_k).toBe(5);
+    }
+    const converse = await post('auto-nova');
+    expect(converse.status).toBe(200);
+    expect(converse.headers.get('x-switchyard-dropped')).toContain('top_k');
+    expect(sent().url).toBe(`/model/${encodeURIComponent(NOVA)}/converse`);
+    expect(JSON.stringify(sent().body)).not.toContain('top_k');
+    const before = aws.bedrock.requests.length;
+    expect((await post('auto-nova', true)).status).toBe(400);
+    expect(aws.bedrock.requests.length).toBe(before);
+  });
+
   it('streams through /invoke-with-response-stream: chunk events unwrapped from the AWS event stream', async () => {
     const stream = await t.client().chat.completions.create({ model: 'claude', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
     let text = '';

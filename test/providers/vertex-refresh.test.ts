@@ -22,6 +22,7 @@ function config(vertexUrl: string, providers: string[]) {
     sa: `  sa: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertexUrl}", auth: { type: google, credentialsFile: sa.json } }`,
     meta: `  meta: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertexUrl}", auth: { type: google } }`,
     wif: `  wif: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertexUrl}", auth: { type: google, credentialsFile: wif.json } }`,
+    imp: `  imp: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertexUrl}", auth: { type: google, credentialsFile: imp.json } }`,
   };
   return configYaml({
     providers: providers.map((p) => lines[p]).join('\n'),
@@ -35,6 +36,10 @@ const files = {
   },
   get 'wif.json'() {
     return JSON.stringify(emulator.externalAccount(oidcFile));
+  },
+  // A user's credentials as the source (their token endpoint calls are not counted against another provider's).
+  get 'imp.json'() {
+    return JSON.stringify(emulator.impersonatedServiceAccount('vertex-caller@switchyard-test.iam.gserviceaccount.com', emulator.authorizedUser()));
   },
 };
 
@@ -97,6 +102,47 @@ describe('tokens that live 2 s, under steady load for 6 s', () => {
     // Every upstream request carried a token (the fake Vertex refuses any other); they rotated.
     const bearers = new Set(vertex.requests.map((r) => r.headers.authorization));
     expect(bearers.size).toBeGreaterThanOrEqual(12);
+    expect(emulator.refusals).toEqual([]);
+  }, 20_000);
+});
+
+describe('impersonated tokens that live 4 s, under steady load for 8 s', () => {
+  // Two round trips a refresh (the source's token, then generateAccessToken): 4 s tokens leave a
+  // loaded machine 2 s to finish one before the token in use expires.
+  const vertex = fakeVertex(emulator, { project: PROJECT });
+  const t = useTestGateway(
+    () => {
+      emulator.lifetimeSeconds = 4;
+      return config(vertex.url, ['imp']);
+    },
+    { upstreams: [vertex], files },
+  );
+
+  it('no request fails; generateAccessToken is called about once per refresh window', async () => {
+    const before = emulator.calls.impersonated;
+    const until = Date.now() + 8000;
+    let ok = 0;
+    const failures: string[] = [];
+    await Promise.all(
+      [0, 1, 2].map(async () => {
+        while (Date.now() < until) {
+          try {
+            await chat(t, 'imp');
+            ok++;
+          } catch (err) {
+            failures.push((err as Error).message);
+          }
+          await sleep(10);
+        }
+      }),
+    );
+    expect(failures).toEqual([]);
+    expect(ok).toBeGreaterThan(40);
+    const calls = emulator.calls.impersonated - before;
+    expect(calls).toBeGreaterThanOrEqual(3);
+    expect(calls).toBeLessThanOrEqual(7);
+    expect(identityOf(t, 'imp')).toMatchObject({ source: 'google:impersonated-service-account', failures: 0 });
+    expect(new Set(vertex.requests.map((r) => r.headers.authorization)).size).toBeGreaterThanOrEqual(3);
     expect(emulator.refusals).toEqual([]);
   }, 20_000);
 });

@@ -248,14 +248,22 @@ describe('secrets and credentials that cannot be used', () => {
           `  express: { plugin: vertex, baseUrl: "${vertex.url}", auth: { type: api-key, key: ${EXPRESS_KEY} } }`,
           `  nofile: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertex.url}", auth: { type: google, credentialsFile: missing/sa.json } }`,
           `  badjson: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertex.url}", auth: { type: google, credentials: "{\\"type\\": \\"gdch_service_account\\"}" } }`,
+          `  badimp: { plugin: vertex, project: ${PROJECT}, baseUrl: "${vertex.url}", auth: { type: google, credentialsFile: bad-imp.json } }`,
         ].join('\n'),
         models: [
           '  express-flash: { retry: { attempts: 1 }, targets: [{ provider: express, model: gemini-2.5-flash }] }',
           '  nofile-flash: { targets: [{ provider: nofile, model: gemini-2.5-flash }] }',
           '  badjson-flash: { targets: [{ provider: badjson, model: gemini-2.5-flash }] }',
+          '  badimp-flash: { targets: [{ provider: badimp, model: gemini-2.5-flash }] }',
         ].join('\n'),
       }),
-    { upstreams: [vertex] },
+    {
+      upstreams: [vertex],
+      // An impersonation whose URL is not the IAM Credentials API's generateAccessToken.
+      files: {
+        'bad-imp.json': JSON.stringify({ type: 'impersonated_service_account', service_account_impersonation_url: 'https://example.test/token', source_credentials: { type: 'authorized_user' } }),
+      },
+    },
   );
 
   it('an Express key (auth.key, a nested secret option) echoed by the upstream is scrubbed from the answer and the log', async () => {
@@ -268,7 +276,7 @@ describe('secrets and credentials that cannot be used', () => {
   });
 
   it('a credentials file that is not there, or a credential type not driven here: the provider is unavailable (503), saying why', async () => {
-    for (const model of ['nofile-flash', 'badjson-flash']) {
+    for (const model of ['nofile-flash', 'badjson-flash', 'badimp-flash']) {
       const err = await failureOf(t.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] }));
       expect(err.status).toBe(503);
     }
@@ -276,6 +284,7 @@ describe('secrets and credentials that cannot be used', () => {
     expect(t.gateway.runtime.providers.get('nofile')?.unavailable).toMatch(/^auth\.credentialsFile .*missing\/sa\.json cannot be used: ENOENT$/);
     // (The redactor masks any 12-character run of the credentials JSON, a secret option: the type's name among them.)
     expect(t.gateway.runtime.providers.get('badjson')?.unavailable).toMatch(/^Google credentials of type .* are not supported here: use a /);
+    expect(t.gateway.runtime.providers.get('badimp')?.unavailable).toMatch(/ending in \/v1\/projects\/-\/serviceAccounts\/\{email\}:generateAccessToken$/);
     expect(vertex.requests).toEqual([]);
   });
 });
@@ -300,7 +309,7 @@ describe("the README's Vertex AI example", () => {
     const block = /#### Vertex AI[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(block, 'the README has a yaml block under "#### Vertex AI"').toBeTruthy();
     const names = [...block!.matchAll(/^ {2}([\w-]+):/gm)].map((m) => m[1]);
-    expect(names).toEqual(['vertex-sa', 'vertex-secret', 'vertex-gke', 'vertex-wif', 'vertex-express']);
+    expect(names).toEqual(['vertex-sa', 'vertex-secret', 'vertex-gke', 'vertex-wif', 'vertex-imp', 'vertex-express']);
     const models = names.map((n) => `  ${n}: { targets: [{ provider: ${n}, model: gemini-2.5-flash }] }`).join('\n');
     const t = await startTestGateway(`keys: [{ name: dev, key: ${DEV_KEY}, models: ["*"] }]\n${block}models:\n${models}\n`);
     try {
@@ -309,6 +318,7 @@ describe("the README's Vertex AI example", () => {
       // (Part of the path is masked: the unread ${file:} of vertex-secret counts as a secret, and shares a 12-character run with it.)
       expect(handle('vertex-sa')?.unavailable).toMatch(/^auth\.credentialsFile .*-sa\.json cannot be used: ENOENT$/);
       expect(handle('vertex-wif')?.unavailable).toMatch(/wif-credentials\.json cannot be used: ENOENT/);
+      expect(handle('vertex-imp')?.unavailable).toMatch(/impersonated\.json cannot be used: ENOENT/);
       expect(handle('vertex-secret')?.unavailable).toMatch(/\/var\/run\/secrets\/vertex\/sa\.json/);
       expect(handle('vertex-express')?.unavailable).toMatch(/VERTEX_API_KEY/);
     } finally {

@@ -222,10 +222,24 @@ function expiryCell(identity) {
   return [fmt.time(at), h('div', { class: at > Date.now() ? 'muted' : 'status-bad' }, at > Date.now() ? `in ${fmt.duration(at - Date.now())}` : 'expired')];
 }
 
+/** Each worker's own identity of a provider, under the merged one (only with several workers). */
+function perWorker(p) {
+  if (p.workers.length < 2) return null;
+  return p.workers.map((w) =>
+    h(
+      'div',
+      { class: 'muted worker-identity' },
+      `worker ${w.id}: ${w.identity ? `${w.identity.source}, ${w.identity.refreshes} refreshes${w.identity.expiresAt ? `, expires ${fmt.time(Date.parse(w.identity.expiresAt))}` : ''}` : w.state}`,
+    ),
+  );
+}
+
 export async function renderProviders() {
-  const { data, worker } = await api('/admin/v1/console/providers');
-  fill($('scope'));
-  $('providers-note').textContent = worker === null ? '' : `Identities as worker ${worker} holds them: each worker fetches and refreshes its own.`;
+  const { data, scope } = await api('/admin/v1/console/providers');
+  showScope(scope);
+  $('providers-note').textContent = workerIds(scope)
+    ? 'Each worker fetches and refreshes its own credentials: the expiry shown is the soonest any worker holds, refreshes and failures are summed, and each worker is listed below its provider.'
+    : '';
   const table = $('providers');
   fill(
     table.tBodies[0],
@@ -236,7 +250,7 @@ export async function renderProviders() {
         h('td', {}, p.name),
         h('td', {}, p.plugin),
         h('td', { class: 'state' }, h('span', { class: `badge ${p.state === 'ready' ? 'healthy' : 'unavailable'}` }, p.state), p.unavailable ? h('div', { class: 'muted' }, p.unavailable) : null),
-        h('td', { class: 'identity' }, p.identity ? p.identity.source : h('span', { class: 'muted' }, 'not reported')),
+        h('td', { class: 'identity' }, p.identity ? p.identity.source : h('span', { class: 'muted' }, 'not reported'), perWorker(p)),
         h('td', {}, expiryCell(p.identity)),
         h('td', { class: 'num' }, p.identity ? `${p.identity.refreshes}${p.identity.failures ? ` (${p.identity.failures} failed)` : ''}` : '–'),
         h('td', { class: 'wrap' }, p.identity?.lastError ?? '–'),

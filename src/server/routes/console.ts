@@ -11,7 +11,7 @@
  *   GET  /admin/v1/console/requests       the most recent requests (?limit=, default 50), newest first
  *   GET  /admin/v1/console/requests/:id   one request with its attempt log
  *   GET  /admin/v1/console/config         gateway.yaml with secrets masked, and the last reload's outcome
- *   GET  /admin/v1/console/providers      each provider's state and identity (credential source, expiry, refreshes), as this process holds it
+ *   GET  /admin/v1/console/providers      each provider's state and identity (credential source, expiry, refreshes), every worker's merged and each one's own
  *   POST /admin/v1/console/validate       a gateway.yaml (text/plain or application/yaml body): the errors a reload would report; nothing is applied
  *
  * With `server.workers` every figure covers the whole cluster: the worker that answers gathers
@@ -31,7 +31,6 @@ import { ClusterConsole } from '../../console/cluster-view.ts';
 import { maskedConfigFile, validateConfigText } from '../../console/config-view.ts';
 import { localSnapshot, type ConsoleQuery } from '../../console/snapshot.ts';
 import { keys, overview, teams, type ConsoleSource } from '../../console/views.ts';
-import { providerViews } from '../../console/providers-view.ts';
 import { GatewayError } from '../../errors.ts';
 import { StateUnavailableError, type StateBackend } from '../../governance/index.ts';
 import type { Runtime } from '../../runtime/build.ts';
@@ -144,7 +143,10 @@ export const consoleRoutes: RouteModule = {
     );
     app.get(
       '/admin/v1/console/providers',
-      admin(deps, async (runtime) => ({ object: 'list', data: providerViews(runtime), worker: (deps.readiness?.().worker as { id: number } | undefined)?.id ?? null })),
+      admin(deps, async () => {
+        const view = await gather({ recent: 0 });
+        return { object: 'list', data: view.providers(), scope: view.scope() };
+      }),
     );
     // A scope of its own: only here is a text body accepted (chat endpoints take JSON only).
     app.register(function validateScope(scope: FastifyInstance, _options: unknown, done: (err?: Error) => void) {

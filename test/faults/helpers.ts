@@ -21,6 +21,8 @@ export interface Traffic {
   readonly statuses: number[];
   /** The error code of every answer that was not a 200. */
   readonly codes: string[];
+  /** The x-request-id of every answer. */
+  readonly ids: string[];
   /** Requests sent and not answered (or failed) yet. */
   outstanding(): number;
   /** Resolves once every client has stopped (on a `stopOn` code) by itself. */
@@ -40,6 +42,7 @@ export function runTraffic(url: () => string, key: string, tag: string, clients:
   if (Buffer.byteLength(tag) !== 2) throw new Error('the battery prices a two-byte message');
   const statuses: number[] = [];
   const codes: string[] = [];
+  const ids: string[] = [];
   let running = true;
   let outstanding = 0;
   const loops = Array.from({ length: clients }, async (_, i) => {
@@ -49,6 +52,8 @@ export function runTraffic(url: () => string, key: string, tag: string, clients:
       outstanding--;
       const status = answer?.status ?? 0;
       statuses.push(status);
+      const id = answer?.headers.get('x-request-id');
+      if (id) ids.push(id);
       if (status === 200) continue;
       const code = String(answer?.body?.error?.code ?? 'no answer');
       codes.push(code);
@@ -59,6 +64,7 @@ export function runTraffic(url: () => string, key: string, tag: string, clients:
   return {
     statuses,
     codes,
+    ids,
     outstanding: () => outstanding,
     ended: () => Promise.all(loops).then(() => undefined),
     async stop() {

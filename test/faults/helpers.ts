@@ -23,6 +23,8 @@ export interface Traffic {
   readonly codes: string[];
   /** The x-request-id of every answer. */
   readonly ids: string[];
+  /** When each 200 was read to its end (epoch ms). */
+  readonly servedAt: number[];
   /** Requests sent and not answered (or failed) yet. */
   outstanding(): number;
   /** Resolves once every client has stopped (on a `stopOn` code) by itself. */
@@ -43,6 +45,7 @@ export function runTraffic(url: () => string, key: string, tag: string, clients:
   const statuses: number[] = [];
   const codes: string[] = [];
   const ids: string[] = [];
+  const servedAt: number[] = [];
   let running = true;
   let outstanding = 0;
   const loops = Array.from({ length: clients }, async (_, i) => {
@@ -54,7 +57,10 @@ export function runTraffic(url: () => string, key: string, tag: string, clients:
       statuses.push(status);
       const id = answer?.headers.get('x-request-id');
       if (id) ids.push(id);
-      if (status === 200) continue;
+      if (status === 200) {
+        servedAt.push(Date.now());
+        continue;
+      }
       const code = String(answer?.body?.error?.code ?? 'no answer');
       codes.push(code);
       if (options.stopOn?.includes(code)) return;
@@ -65,6 +71,7 @@ export function runTraffic(url: () => string, key: string, tag: string, clients:
     statuses,
     codes,
     ids,
+    servedAt,
     outstanding: () => outstanding,
     ended: () => Promise.all(loops).then(() => undefined),
     async stop() {

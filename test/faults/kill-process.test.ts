@@ -87,6 +87,7 @@ describe.concurrent.each(BACKENDS)('kill -9 of a single process, $name', (backen
       expect(upstream.count(tag).inFlight).toBeGreaterThanOrEqual(3);
     }, 20_000);
     const inFlight = before.outstanding();
+    const killedAt = Date.now();
     await first.stop('SIGKILL');
     await before.stop();
     // The upstream finishes (or drops) what it was answering to a dead socket: it served those.
@@ -130,10 +131,13 @@ describe.concurrent.each(BACKENDS)('kill -9 of a single process, $name', (backen
     expect(nano(final.spent_usd)).toBeLessThanOrEqual((total + inFlight) * COST_NANO);
     expect(nano(final.spent_usd)).toBeLessThanOrEqual(K * COST_NANO);
 
-    // The ledger: every request that ended is one row at its exact price, none twice.
+    // The ledger: one row per request that ended, at its price, none twice. A kill -9 loses the
+    // rows not written yet (the last flushMs, more when the timer runs late on a loaded machine):
+    // every request that ended a second before the kill, and every one after the restart, is there.
+    const settledEarly = before.servedAt.filter((at) => at < killedAt - 1_000).length;
     const ledger = await eventually(async () => {
       const l = await ledgerOf(second);
-      expect(l.requests).toBeGreaterThanOrEqual(total - inFlight);
+      expect(l.requests).toBeGreaterThanOrEqual(settledEarly + (total - served));
       return l;
     });
     expect(ledger.requests).toBeLessThanOrEqual(total);

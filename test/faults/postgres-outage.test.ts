@@ -4,7 +4,8 @@
  * requests. No request fails (the ledger is never on the request's path); the rows wait in the
  * queue, are written once the server is back, and a batch retried after a write that may have
  * committed books nothing twice: the rows, counted by request id, are exactly the requests the
- * upstream served, each at its exact price. Needs a real PostgreSQL (test/helpers/postgres.ts).
+ * upstream served, each at its exact price. Needs a real PostgreSQL (test/helpers/postgres.ts),
+ * here with durable commits: without them the crash itself loses commits PostgreSQL acknowledged.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -24,7 +25,7 @@ let url: string;
 let t: TestGateway;
 
 beforeAll(async () => {
-  [upstream, postgres] = await Promise.all([startUsageUpstream({ prompt: 18, completion: 5 }), startPostgres()]);
+  [upstream, postgres] = await Promise.all([startUsageUpstream({ prompt: 18, completion: 5 }), startPostgres({ durableCommits: true })]);
   url = await postgres.createDatabase('outage');
   t = await startTestGateway(
     [
@@ -66,6 +67,11 @@ it('no request fails; the rows, counted by request id, are exactly what the upst
   const served = upstream.count(TAG).requests;
   expect(traffic.statuses).toEqual(Array(served).fill(200));
   expect(new Set(traffic.ids).size).toBe(served);
+  // The gateway's own count first: a row it wrote that the database no longer has is the database's loss.
+  await eventually(async () => {
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(new RegExp(`^switchyard_ledger_written_rows_total\\{engine="postgres"\\} ${served}$`, 'm'));
+  }, 20_000);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

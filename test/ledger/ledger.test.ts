@@ -3,8 +3,8 @@
  * server started by this file (test/helpers/postgres.ts). Each request that reached the
  * upstream or was refused by a limit is one row with exact fields; reports and the keys' spend
  * are read from the rows; a retried batch books nothing twice. Then what only one engine
- * shows: SQLite keeps its rows across a restart, PostgreSQL stopped and started under traffic
- * fails no request and loses or doubles no row.
+ * shows: SQLite keeps its rows across a restart. (PostgreSQL stopped and started under traffic:
+ * test/faults/postgres-outage.test.ts, in the fault battery.)
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +28,6 @@ const ADMIN = 'sk-admin-ledger-0123456789';
 const FREE = 'sk-ledger-free-0123456789';
 const TINY = 'sk-ledger-tiny-0123456789';
 const SUM = 'sk-ledger-sum-0123456789';
-const LOAD = 'sk-ledger-load-0123456789';
 const CACHED = 'sk-ledger-cached-0123456789';
 /** 10 prompt tokens (2 cached), 5 completion, at $1000 and $2000 per million (cached at the input rate): $0.02. */
 const COST = (10 * 1000 + 5 * 2000) / 1e6;
@@ -50,7 +49,6 @@ function configOf(ledger: string): string {
   - { name: free, key: ${FREE}, team: lab, models: ["*"] }
   - { name: tiny, key: ${TINY}, models: ["*"], limits: { rpm: 1 } }
   - { name: sum, key: ${SUM}, models: ["*"] }
-  - { name: load, key: ${LOAD}, models: ["*"] }
   - { name: cached, key: ${CACHED}, models: ["*"] }
 teams:
   lab: {}
@@ -396,61 +394,4 @@ describe('SQLite ledger across a restart', () => {
       current = undefined;
     }
   });
-});
-
-describe('PostgreSQL ledger stopped and started under traffic', () => {
-  it('fails no request and loses or doubles no row', async () => {
-    const url = await postgres.createDatabase('outage');
-    current = await startTestGateway(configOf('{ flushMs: 20, postgres: { url: "${file:pg-url}" } }'), { files: { 'pg-url': url } });
-    try {
-      const statuses: number[] = [];
-      const ids: string[] = [];
-      const send = async (i: number) => {
-        const a = await ask(LOAD, `load-${i}`, i % 3 === 0);
-        statuses.push(a.status);
-        ids.push(a.headers.get('x-request-id')!);
-      };
-      let i = 0;
-      const traffic = async (n: number) => {
-        const end = i + n;
-        while (i < end) await Promise.all([send(i++), send(i++), send(i++), send(i++)]);
-      };
-      await traffic(20);
-      await postgres.stop('fast');
-      await traffic(40);
-      // While it is down the rows wait in the queue; a single request is still found there.
-      expect(current.gateway.ledger!.stats.up).toBe(false);
-      expect((await adminGet(gatewayUrl(), `/admin/v1/requests/${ids.at(-1)}`, ADMIN)).status).toBe(200);
-      await postgres.start();
-      await traffic(20);
-      expect(statuses).toEqual(Array(80).fill(200));
-      expect(new Set(ids).size).toBe(80);
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        const counted = await eventually(async () => {
-          const { rows } = await client.query("SELECT COUNT(*)::int AS n, COUNT(DISTINCT id)::int AS ids, SUM(cost_nano)::bigint AS nano FROM switchyard_requests WHERE key = 'load'");
-          expect(rows[0].n).toBe(80);
-          return rows[0];
-        }, 20_000);
-        expect(counted.ids).toBe(80);
-        expect(Number(counted.nano)).toBe(80 * COST * 1e9);
-      } finally {
-        await client.end();
-      }
-      // The metrics say what happened: every row written, none dropped, the database up again.
-      const metrics = await (await fetch(`${gatewayUrl()}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
-      expect(metrics).toMatch(/^switchyard_ledger_written_rows_total\{engine="postgres"\} 80$/m);
-      expect(metrics).toMatch(/^switchyard_ledger_dropped_rows_total\{engine="postgres"\} 0$/m);
-      expect(metrics).toMatch(/^switchyard_ledger_up\{engine="postgres"\} 1$/m);
-      const logs = current.logText();
-      expect(logs).toContain('request ledger: the database cannot be written');
-      expect(logs).toContain('request ledger: the database takes writes again');
-      // The URL (a secret read from a file) is in no log line.
-      expect(logs).not.toContain(url);
-    } finally {
-      await current.close();
-      current = undefined;
-    }
-  }, 90_000);
 });

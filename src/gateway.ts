@@ -384,5 +384,5 @@ function openResponses(config: GatewayConfig['state'], configDir: string, log: L
 /** The configured state backend; a memory store keeps spend and usage in a file beside gateway.yaml. */
 export function openState(config: GatewayConfig['state'], configDir: string, log: Logger, clock: Clock | undefined, ledger?: SpendSource): Promise<StateBackend> {
   const file = config.backend === 'memory' ? path.resolve(configDir, config.file) : undefined;
-  return openStateBackend({ backend: config.backend, redis: config.redis, file, spend: ledger }, { log, now: clock ? () => clock.now() : undefined });
+  return openStateBackend({ backend: config.backend, redis: config.redis, file, spend: ledger }, { log, now: clock ? () => clock.now() : undefined, leaseTtlMs: config.leaseTtlMs });
 }

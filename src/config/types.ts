@@ -89,6 +89,8 @@ export interface StateConfig {
   backend: 'memory' | 'redis';
   redis?: { url: string; prefix: string };
   onUnavailable: 'closed' | 'open';
+  /** How long a reservation outlives its process (renewed every third of it); after a crash, booked once it lapses. */
+  leaseTtlMs: number;
   file: string;
   prices?: string;
   /** Stored Responses (src/responses-store); defaults filled in by the store. */

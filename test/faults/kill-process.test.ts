@@ -46,7 +46,7 @@ const BACKENDS = [
 describe.concurrent.each(BACKENDS)('kill -9 of a single process, $name', (backend) => {
   let file: string;
   beforeAll(() => {
-    const state = backend.state || `{ backend: redis, redis: { url: "${redis.url}", prefix: "kill:" }, onUnavailable: closed, ledger: { enabled: true, flushMs: 50 } }`;
+    const state = backend.state || `{ backend: redis, redis: { url: "${redis.url}", prefix: "kill:" }, onUnavailable: closed, leaseTtlMs: 5000, ledger: { enabled: true, flushMs: 50 } }`;
     file = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-fault-kill-')), 'gateway.yaml');
     writeFileSync(
       file,
@@ -118,14 +118,14 @@ describe.concurrent.each(BACKENDS)('kill -9 of a single process, $name', (backen
     // Only the requests admitted but not yet sent upstream when the process died are booked and not served.
     expect(total).toBeGreaterThanOrEqual(K - inFlight);
 
-    // Settled at last (Redis: the dead leases expire after 30 s and are booked then): spend within the same bounds, nothing reserved.
+    // Settled at last (Redis: the dead leases lapse after leaseTtlMs, 5 s here, and are booked then): spend within the same bounds, nothing reserved.
     const final = await eventually(
       async () => {
         const b = await budgetOf(second);
         expect(b.reserved_usd).toBe(0);
         return b;
       },
-      backend.leasesOutliveTheProcess ? 45_000 : 5_000,
+      backend.leasesOutliveTheProcess ? 20_000 : 5_000,
     );
     expect(nano(final.spent_usd)).toBeGreaterThanOrEqual(total * COST_NANO);
     expect(nano(final.spent_usd)).toBeLessThanOrEqual((total + inFlight) * COST_NANO);

@@ -2,7 +2,7 @@
  * Fault battery: `server.workers: 2` on the memory backend (the primary keeps the state, the
  * workers ask it over IPC), one worker killed with -9 under mixed plain and streamed traffic on
  * a budgeted key. The requests it was serving fail at the socket; their reservations stay with
- * the primary until their leases expire (30 s) and are then booked at their worst case, which
+ * the primary until their leases lapse (`state.leaseTtlMs`, 5 s here) and are then booked at their worst case, which
  * here is their exact price. The primary replaces the worker; the budget is never overshot.
  * (The primary's own death: test/cluster/primary-death.test.ts.)
  */
@@ -32,7 +32,7 @@ beforeAll(async () => {
     [
       'server: { workers: 2 }',
       'log: { level: info, format: json }',
-      'state: { backend: memory, file: state.sqlite, ledger: { flushMs: 50 } }',
+      'state: { backend: memory, file: state.sqlite, leaseTtlMs: 5000, ledger: { flushMs: 50 } }',
       'keys:',
       `  - { name: payer, key: ${KEY}, models: ["*"], budget: { usd: ${K * COST}, period: total } }`,
       'admin:',
@@ -104,7 +104,7 @@ it('a worker killed with -9 under traffic: spend between served and served + in 
     const b = await budget();
     expect(b.reserved_usd).toBe(0);
     return b;
-  }, 45_000);
+  }, 20_000);
   expect(nano(final.spent_usd)).toBeGreaterThanOrEqual(total * COST_NANO);
   expect(nano(final.spent_usd)).toBeLessThanOrEqual(Math.min(total + inFlight, K) * COST_NANO);
 

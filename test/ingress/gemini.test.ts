@@ -148,8 +148,8 @@ describe('translated to an OpenAI-compatible upstream', () => {
     const contents: Content[] = [{ role: 'user', parts: [{ text: 'Write hello.txt' }] }];
     const first = await sdk().models.generateContent({ model: 'gpt', contents, config: { tools, toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.ANY } } } });
     const call = first.functionCalls?.[0];
-    // The hosted tool has no chat form: dropped, and said so.
-    expect(first.sdkHttpResponse?.headers?.['x-switchyard-dropped']).toBe('tools[1].googleSearch');
+    // A chat server runs no search of its own: dropped, and said so.
+    expect(first.sdkHttpResponse?.headers?.['x-switchyard-dropped']).toBe('tools[1] (googleSearch)');
     expect(call).toEqual({ id: 'call_up_1', name: 'write_file', args: { path: 'hello.txt', content: 'hi' } });
     expect(first.candidates?.[0].finishReason).toBe('STOP');
     const up = chat.requests.at(-1)!.body;

@@ -70,7 +70,10 @@ function generateSession(call: GenerateCall, id: string): ProtocolSession {
       if (attempt.passthrough && attempt.native?.kind === 'json') return attempt.native.body;
       return response.kind === 'completion' ? completionToGemini(response.body, call.includeThoughts) : response.body;
     },
-    events: (attempt) => (attempt.passthrough ? new NativeEvents(attempt, call.framing, id) : new GeminiStreamWriter({ includeThoughts: call.includeThoughts, framing: call.framing, requestId: id })),
+    events: (attempt) =>
+      attempt.passthrough
+        ? new NativeEvents(attempt, call.framing, id)
+        : new GeminiStreamWriter({ includeThoughts: call.includeThoughts, webSearch: call.chat.web_search !== undefined, framing: call.framing, requestId: id }),
   };
 }
 

@@ -183,7 +183,7 @@ describe('generationConfig', () => {
 });
 
 describe('tools and what is dropped', () => {
-  it('function declarations become function tools; hosted tools, safetySettings and unknown fields are dropped, a cache and an image answer cannot be served', () => {
+  it('function declarations become function tools; googleSearch the web_search extension; other hosted tools, safetySettings and unknown fields are dropped, a cache and an image answer cannot be served', () => {
     const { chat, drops, unservable } = translate({
       tools: [
         {
@@ -207,7 +207,8 @@ describe('tools and what is dropped', () => {
       { type: 'function', function: { name: 'b', description: 'B', parameters: { type: 'object' } } },
     ]);
     expect(chat.tool_choice).toBe('required');
-    expect(drops.map((d) => d.field)).toEqual(['tools[1].googleSearch', 'tools[2].codeExecution', 'generationConfig.speechConfig', 'safetySettings', 'futureField']);
+    expect(chat.web_search).toEqual({ field: 'tools[1]', what: 'googleSearch' });
+    expect(drops.map((d) => d.field)).toEqual(['tools[2].codeExecution', 'generationConfig.speechConfig', 'safetySettings', 'futureField']);
     expect(unservable.map((d) => d.field)).toEqual(['generationConfig.responseModalities', 'cachedContent']);
   });
 

@@ -16,9 +16,11 @@
  *   tools[].functionDeclarations                  function tools (`parameters` converted, `parametersJsonSchema` as is)
  *   toolConfig.functionCallingConfig              tool_choice: AUTO/VALIDATED auto, NONE none, ANY required
  *                                                 (one allowed name: that function; several: only those tools)
+ *   tools[].googleSearch, googleSearchRetrieval   web_search, the gateway's extension (search.ts): the
+ *                                                 target's own search where it has one, else reported
  *
  * The native pass-through to a gemini target keeps everything. On a translated attempt, listed in
- * `drops` (dropped and reported): hosted tools (googleSearch, codeExecution, urlContext, ...),
+ * `drops` (dropped and reported): other hosted tools (codeExecution, urlContext, ...),
  * safetySettings, generationConfig fields chat has no word for (speechConfig, mediaResolution,
  * ...) and any top-level field this file does not know; in `unservable` (refused, since the
  * question would change): cachedContent, responseModalities other than text, and a fileData
@@ -31,6 +33,7 @@ import { chatMessagesOf } from './contents.ts';
 import { Drops, type Drop } from './drops.ts';
 import { arrayAt, integerAt, invalid, isObject, type Json, numberAt, objectAt, stringAt } from './fields.ts';
 import { jsonSchemaOf } from './schema.ts';
+import { SEARCH_TOOLS, webSearchOfTool } from './search.ts';
 
 export interface GenerateTranslation {
   /** The chat request the pipeline runs. */
@@ -70,7 +73,7 @@ const GENERATION_KNOWN = new Set([
 const LEVEL: Record<string, string> = { MINIMAL: 'minimal', LOW: 'low', MEDIUM: 'medium', HIGH: 'high' };
 
 /** Why a field has no chat form, by name (anything else: "no chat equivalent"). */
-const HOSTED_TOOL = 'a tool Gemini runs itself; chat targets have none';
+const HOSTED_TOOL = 'a tool Gemini runs itself; the target has none';
 
 export function translateGenerateContent(body: unknown, model: string, stream: boolean): GenerateTranslation {
   if (!isObject(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
@@ -154,6 +157,11 @@ function addTools(chat: ChatCompletionRequest, body: Json, drops: Drops): void {
       const tool = objectAt(raw, `tools[${i}]`);
       for (const [key, value] of Object.entries(tool)) {
         if (value == null) continue;
+        if (SEARCH_TOOLS.has(key)) {
+          if (chat.web_search) drops.add(`tools[${i}].${key}`, `the request already asks for web search (${chat.web_search.field})`);
+          else chat.web_search = webSearchOfTool(key, value, `tools[${i}]`, drops);
+          continue;
+        }
         if (key !== 'functionDeclarations') {
           drops.add(`tools[${i}].${key}`, HOSTED_TOOL);
           continue;

@@ -117,6 +117,22 @@ describe('GeminiStreamWriter', () => {
     expect(new GeminiStreamWriter({ includeThoughts: false, framing: JSON_ARRAY_FRAMING, requestId: 'r' }).end()).toBe('[]');
   });
 
+  it("with web search asked for: the searches and citations go as the candidate's groundingMetadata on its finishing event", () => {
+    const w = new GeminiStreamWriter({ includeThoughts: false, webSearch: true, framing: SSE_FRAMING, requestId: 'req_1' });
+    let text = w.push(chunk({ role: 'assistant', web_search_calls: [{ id: 'srvtoolu_1', query: 'ginza', status: 'completed', sources: [{ url: 'https://a.example/', title: 'A' }] }] }));
+    text += w.push(chunk({ content: 'Café: ' })) + w.push(chunk({ content: 'Ginza reopened.' }));
+    text += w.push(chunk({ annotations: [{ type: 'url_citation', url_citation: { start_index: 6, end_index: 21, url: 'https://a.example/', title: 'A' } }] }));
+    text += w.push(chunk({}, 'stop')) + w.push(usageChunk) + w.end();
+    const last = events(text).at(-1);
+    expect(last.candidates[0].groundingMetadata).toEqual({
+      webSearchQueries: ['ginza'],
+      groundingChunks: [{ web: { uri: 'https://a.example/', title: 'A' } }],
+      // 'Café: ' is 7 bytes (é is 2).
+      groundingSupports: [{ segment: { startIndex: 7, endIndex: 22, text: 'Ginza reopened.' }, groundingChunkIndices: [0] }],
+    });
+    expect(last.candidates[0].finishReason).toBe('STOP');
+  });
+
   it("a failure after the start is an error item in Google's envelope", () => {
     const w = new GeminiStreamWriter({ includeThoughts: false, framing: JSON_ARRAY_FRAMING, requestId: 'req_7' });
     const text = w.push(chunk({ content: 'A' })) + w.fail(new GatewayError('upstream_error', 'the provider failed'));

@@ -6,6 +6,8 @@
  *   (only when the request set `includeThoughts`, as Gemini does), `content` → a text part,
  *   `tool_calls` → `functionCall` parts with the tool call's id and parsed arguments and, when
  *   the call carried one, its `thoughtSignature`.
+ * - `web_search_calls` and `annotations` (the target's own web search, asked for by a googleSearch
+ *   tool) → the candidate's `groundingMetadata` (search.ts).
  * - finish_reason: stop and tool_calls → STOP, length → MAX_TOKENS, content_filter → SAFETY.
  * - usage → usageMetadata: reasoning tokens are `thoughtsTokenCount`, apart from
  *   `candidatesTokenCount` (Gemini counts them apart); cached prompt tokens
@@ -15,6 +17,7 @@
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.ts';
 import { signatureOf } from '../../translate/gemini/contents.ts';
 import { isObject } from './fields.ts';
+import { groundingMetadataOf } from './search.ts';
 import type { GeminiCandidate, GeminiPart, GeminiResponse, GeminiUsage } from './types.ts';
 
 const FINISH: Record<FinishReason, string> = { stop: 'STOP', tool_calls: 'STOP', function_call: 'STOP', length: 'MAX_TOKENS', content_filter: 'SAFETY' };
@@ -57,11 +60,16 @@ export function completionToGemini(completion: ChatCompletion, includeThoughts: 
     const parts: GeminiPart[] = [];
     const reasoning = m.reasoning_content ?? m.reasoning;
     if (includeThoughts && typeof reasoning === 'string' && reasoning) parts.push({ text: reasoning, thought: true });
-    if (typeof m.content === 'string' && m.content) parts.push({ text: m.content });
+    const text = typeof m.content === 'string' ? m.content : '';
+    // The citations' offsets count in the text part, after a thought part when there is one.
+    const textPart = parts.length;
+    if (text) parts.push({ text });
     for (const call of m.tool_calls ?? []) parts.push(functionCallPart(call));
     const candidate: GeminiCandidate = { content: { role: 'model', parts }, index: choice.index };
     const finish = finishReasonOf(choice.finish_reason);
     if (finish) candidate.finishReason = finish;
+    const grounding = groundingMetadataOf(text, m.web_search_calls, m.annotations, textPart);
+    if (grounding) candidate.groundingMetadata = grounding;
     return candidate;
   });
   const out: GeminiResponse = { candidates };

@@ -7,16 +7,20 @@
  * - a function call arrives whole, in one part: chat's argument fragments are gathered per call
  *   and sent with the candidate's finish;
  * - `finishReason` is on the candidate's last event, and `usageMetadata` on the stream's last
- *   event: the finishing event is held until chat's usage chunk (or the end) and carries both.
+ *   event: the finishing event is held until chat's usage chunk (or the end) and carries both;
+ * - the searches and citations of the target's web search are gathered per candidate and go as
+ *   its `groundingMetadata` on that finishing event, offsets over all its text (search.ts).
+ *   No partIndex: the text came in many parts, and its offsets count in all of it.
  *
  * `frames` frames the events: SSE (`alt=sse`, what the SDKs ask for) or, without it, the items
  * of one JSON array (Gemini's REST default), written as they come.
  */
 import type { GatewayError } from '../../errors.ts';
-import type { ChatCompletionChunk } from '../../openai-types.ts';
+import type { ChatCompletionChunk, UrlCitation, WebSearchCall } from '../../openai-types.ts';
 import type { SseEvents } from '../../pipeline/exchange.ts';
 import { googleErrorOf } from './errors.ts';
 import { finishReasonOf, functionCallPart, usageMetadataOf } from './response.ts';
+import { groundingMetadataOf } from './search.ts';
 import type { GeminiCandidate, GeminiPart, GeminiResponse } from './types.ts';
 
 /** How the events go on the wire. */
@@ -42,6 +46,8 @@ export const JSON_ARRAY_FRAMING: Framing = {
 
 export interface StreamOptions {
   includeThoughts: boolean;
+  /** The request asked for web search: the text is kept for the grounding's offsets (default: no). */
+  webSearch?: boolean;
   /** Named in an error event. */
   requestId: string;
   framing: Framing;
@@ -55,13 +61,23 @@ interface OpenCall {
   extra_content?: unknown;
 }
 
+/** What a candidate's grounding is made of: its text so far, the searches and citations. */
+interface Searched {
+  text: string;
+  searches: WebSearchCall[];
+  annotations: UrlCitation[];
+}
+
 export class GeminiStreamWriter implements SseEvents {
   readonly #includeThoughts: boolean;
+  readonly #webSearch: boolean;
   readonly #framing: Framing;
   readonly #requestId: string;
   readonly contentType: string | undefined;
   /** Tool calls per candidate, by chat's tool-call index. */
   readonly #calls = new Map<number, Map<number, OpenCall>>();
+  /** Per candidate. */
+  readonly #searched = new Map<number, Searched>();
   /** Finished candidates waiting for the usage chunk. */
   #finished: GeminiCandidate[] = [];
   #model = '';
@@ -71,6 +87,7 @@ export class GeminiStreamWriter implements SseEvents {
 
   constructor(options: StreamOptions) {
     this.#includeThoughts = options.includeThoughts;
+    this.#webSearch = options.webSearch ?? false;
     this.#framing = options.framing;
     this.#requestId = options.requestId;
     this.contentType = options.framing.contentType;
@@ -87,6 +104,7 @@ export class GeminiStreamWriter implements SseEvents {
       const reasoning = d.reasoning_content ?? d.reasoning;
       if (this.#includeThoughts && typeof reasoning === 'string' && reasoning) parts.push({ text: reasoning, thought: true });
       if (typeof d.content === 'string' && d.content) parts.push({ text: d.content });
+      this.#search(choice.index, d);
       for (const delta of d.tool_calls ?? []) this.#gather(choice.index, delta);
       if (parts.length) candidates.push({ content: { role: 'model', parts }, index: choice.index });
       if (choice.finish_reason) this.#finished.push(this.#finish(choice.index, choice.finish_reason));
@@ -116,12 +134,27 @@ export class GeminiStreamWriter implements SseEvents {
     if (delta.extra_content) call.extra_content = delta.extra_content;
   }
 
-  /** The candidate's closing piece: its whole function calls and its finishReason. */
+  /** Keeps the text (what citation offsets count in) and any searches and citations of the delta. */
+  #search(choice: number, d: ChatCompletionChunk['choices'][number]['delta']): void {
+    if (!this.#webSearch) return;
+    let state = this.#searched.get(choice);
+    if (!state) this.#searched.set(choice, (state = { text: '', searches: [], annotations: [] }));
+    if (typeof d.content === 'string') state.text += d.content;
+    if (Array.isArray(d.web_search_calls)) state.searches.push(...d.web_search_calls);
+    if (Array.isArray(d.annotations)) state.annotations.push(...d.annotations);
+  }
+
+  /** The candidate's closing piece: its whole function calls, its grounding and its finishReason. */
   #finish(index: number, reason: NonNullable<ChatCompletionChunk['choices'][number]['finish_reason']>): GeminiCandidate {
     const calls = [...(this.#calls.get(index)?.values() ?? [])];
     this.#calls.delete(index);
     const parts = calls.map((c) => functionCallPart({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments }, extra_content: c.extra_content }));
-    return { content: { role: 'model', parts }, finishReason: finishReasonOf(reason), index };
+    const candidate: GeminiCandidate = { content: { role: 'model', parts }, finishReason: finishReasonOf(reason), index };
+    const searched = this.#searched.get(index);
+    this.#searched.delete(index);
+    const grounding = searched && groundingMetadataOf(searched.text, searched.searches, searched.annotations);
+    if (grounding) candidate.groundingMetadata = grounding;
+    return candidate;
   }
 
   /** The held finishing candidates, with the usage. */

@@ -23,10 +23,18 @@ import type { ProviderCall } from '../../plugin-api.ts';
 import { reportWebSearchLeftOut, reportWebSearchSetting, urlCitation, utf16IndexOfByte, webSearchOf } from '../chat/web-search.ts';
 import { generationOf } from './model.ts';
 
+/** Where a grounding support is in the answer: UTF-8 byte offsets (into the part `partIndex`, 0 when left out). */
+export interface GroundingSegment {
+  partIndex?: number;
+  startIndex?: number;
+  endIndex?: number;
+  text?: string;
+}
+
 export interface GroundingMetadata {
   webSearchQueries?: string[];
   groundingChunks?: Array<{ web?: { uri?: string; title?: string; domain?: string } }>;
-  groundingSupports?: Array<{ segment?: { startIndex?: number; endIndex?: number; text?: string }; groundingChunkIndices?: number[] }>;
+  groundingSupports?: Array<{ segment?: GroundingSegment; groundingChunkIndices?: number[] }>;
   [extra: string]: unknown;
 }
 
@@ -75,7 +83,7 @@ export function groundingOf(metadata: GroundingMetadata | undefined, text: strin
   return { searches, annotations };
 }
 
-function spanOf(segment: { startIndex?: number; endIndex?: number; text?: string } | undefined, text: string): { start: number; end: number } | undefined {
+function spanOf(segment: GroundingSegment | undefined, text: string): { start: number; end: number } | undefined {
   if (!segment || typeof segment.endIndex !== 'number') return undefined;
   const start = utf16IndexOfByte(text, segment.startIndex ?? 0);
   const end = utf16IndexOfByte(text, segment.endIndex);

@@ -110,6 +110,8 @@ export interface LedgerConfig {
   maxQueued: number;
   /** How long a row waits to be written with others (ms). */
   flushMs: number;
+  /** Write on a thread of its own; default: on with PostgreSQL, off with SQLite. */
+  thread?: boolean;
 }
 
 export interface MetricsConfig {

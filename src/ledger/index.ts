@@ -1,13 +1,14 @@
 /**
  * The request ledger (`state.ledger`): one row per request on the books, in the SQLite state
- * file (one node) or PostgreSQL (a fleet). This opens the configured engine on a writer thread
- * of its own (thread.ts); the pg driver is loaded only when PostgreSQL is configured.
+ * file (one node) or PostgreSQL (a fleet). This opens the configured engine, on a writer thread
+ * of its own (thread.ts) by default with PostgreSQL; the pg driver is loaded only when PostgreSQL
+ * is configured.
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { StateConfig } from '../config/types.ts';
 import { RequestLedger } from './book.ts';
-import type { EngineSpec } from './engines.ts';
+import { type EngineSpec, openEngine } from './engines.ts';
 import { ThreadedEngine } from './thread.ts';
 
 export { RequestLedger, type LedgerStats } from './book.ts';
@@ -29,9 +30,13 @@ export function ledgerEngineOf(state: StateConfig): 'postgres' | 'sqlite' | unde
 export async function openLedger(state: StateConfig, configDir: string, log: Logger): Promise<RequestLedger | undefined> {
   const kind = ledgerEngineOf(state);
   if (!kind) return undefined;
-  const { postgres, retentionDays, maxQueued, flushMs } = state.ledger;
+  const { postgres, retentionDays, maxQueued, flushMs, thread } = state.ledger;
   const spec: EngineSpec = kind === 'postgres' ? { kind, url: postgres!.url, poolSize: postgres!.poolSize } : { kind, path: path.resolve(configDir, state.file) };
-  const engine = new ThreadedEngine(spec, (msg) => log.warn({ engine: kind }, msg));
+  // The thread takes pg's encoding and SQLite's writes off the serving thread, for ~24 MB of its
+  // own; SQLite's batched insert costs the serving thread a few µs a row, so a single node keeps it.
+  const warn = (msg: string) => log.warn({ engine: kind }, msg);
+  const engine =
+    (thread ?? kind === 'postgres') ? new ThreadedEngine(spec, warn) : await openEngine(spec, (err) => warn(`request ledger: a PostgreSQL connection broke; the pool opens another (${err.message})`));
   const ledger = new RequestLedger({ engine, log, retentionDays, maxQueued, flushMs });
   await ledger.start();
   const where = kind === 'postgres' ? 'PostgreSQL' : `SQLite ${state.file}`;

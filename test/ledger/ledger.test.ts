@@ -93,7 +93,9 @@ let databases = 0;
 const ENGINES: Engine[] = [
   {
     name: 'SQLite',
-    gateway: async () => ({ ledger: '{ flushMs: 20 }', files: {} }),
+    // Both engines here run where they do not by default (SQLite on the writer thread, PostgreSQL
+    // on the serving thread); the defaults serve the governance tests and the fault battery.
+    gateway: async () => ({ ledger: '{ flushMs: 20, thread: true }', files: {} }),
     bare: async () => new SqliteLedger(path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-ledger-')), 'state.sqlite')),
     firstSchema: async () => {
       lastStore = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-ledger-')), 'state.sqlite');
@@ -119,7 +121,7 @@ const ENGINES: Engine[] = [
   {
     name: 'PostgreSQL',
     // The URL from a file, as a password would be kept.
-    gateway: async () => ({ ledger: '{ flushMs: 20, postgres: { url: "${file:pg-url}" } }', files: { 'pg-url': await postgres.createDatabase(`gw_${++databases}`) } }),
+    gateway: async () => ({ ledger: '{ flushMs: 20, thread: false, postgres: { url: "${file:pg-url}" } }', files: { 'pg-url': await postgres.createDatabase(`gw_${++databases}`) } }),
     bare: async () => new PostgresLedger({ url: await postgres.createDatabase(`bare_${++databases}`) }),
     firstSchema: async () => {
       lastStore = await postgres.createDatabase(`first_${++databases}`);

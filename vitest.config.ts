@@ -23,13 +23,14 @@ const ISOLATED = [
   'test/cluster/**/*.test.ts',
   'test/console/**/*.test.ts',
   'test/deploy/**/*.test.ts',
+  'test/faults/**/*.test.ts',
   'test/package/**/*.test.ts',
   'test/conformance/vertex-anthropic.test.ts',
   'test/core/{cli,docs,docs-examples,identity-surfaces,scaffold}.test.ts',
   'test/governance/{memory-crash,redis-persistence,redis-rebuild,redis-replay,shared-redis,state-lock,usage-cli}.test.ts',
   'test/hardening/shutdown.test.ts',
   'test/observability/{prometheus,rules}.test.ts',
-  'test/providers/{azure-entra,azure-entra-refresh,bedrock,bedrock-identity,bedrock-messages,vertex,vertex-lazy,vertex-refresh}.test.ts',
+  'test/providers/{azure-entra,azure-entra-refresh,azure-managed-identity-cloud-shell,azure-managed-identity-imds,bedrock,bedrock-identity,bedrock-messages,vertex,vertex-identity,vertex-lazy,vertex-refresh}.test.ts',
   'test/reload/kubernetes.test.ts',
 ];
 

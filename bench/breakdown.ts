@@ -11,7 +11,7 @@
  * slower than natively, a count some 50×): the counts are those of the real code, not its speed.
  *
  *   BREAKDOWN_REQUESTS  requests per measured case (default 300)
- *   BREAKDOWN_WARMUP    requests before each case's count (default 1000)
+ *   BREAKDOWN_WARMUP    requests before each case's count (default 3000)
  *   BREAKDOWN_SERVERS   which servers, comma-separated (default gateway,hop,floor)
  *   BREAKDOWN_CONFIG    a gateway.yaml for the gateway instead of the benchmark's (bench/servers.ts)
  *   BENCH_GATEWAY_ROOT  the checkout whose gateway is measured (default: this one)
@@ -28,7 +28,7 @@ import { gatewayConfig, GATEWAY_ROOT, KEY, LOAD_CORE, pinSelf, ROOT, SERVER_CORE
 import { partCosts } from './parts.ts';
 
 const REQUESTS = Number(process.env.BREAKDOWN_REQUESTS ?? 300);
-const WARMUP = Number(process.env.BREAKDOWN_WARMUP ?? 1000);
+const WARMUP = Number(process.env.BREAKDOWN_WARMUP ?? 3000);
 const SERVERS = (process.env.BREAKDOWN_SERVERS ?? 'gateway,hop,floor').split(',');
 const HEAP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25'];
 
@@ -42,6 +42,8 @@ type Case = keyof typeof CASES;
 interface Counted {
   server: string;
   perRequest: Record<Case, number>;
+  /** Without garbage collection and JIT compilation: what a window of a few hundred requests measures repeatably (a major GC falls in it or not). */
+  mutator: Record<Case, number>;
   profiles: Record<Case, Profile>;
 }
 
@@ -72,6 +74,7 @@ async function startCounted(dir: string, name: string, args: string[], port: num
 async function count(dir: string, name: string, args: string[], port: number, cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<Counted> {
   const server = await startCounted(dir, name, args, port, cwd, env);
   const perRequest = {} as Record<Case, number>;
+  const mutator = {} as Record<Case, number>;
   const profiles = {} as Record<Case, Profile>;
   try {
     let dump = 0;
@@ -90,13 +93,14 @@ async function count(dir: string, name: string, args: string[], port: number, cw
       for (let i = 0; i < 100 && !existsSync(file); i++) await sleep(100);
       profiles[c] = readProfile(file, `/tmp/perf-${server.pid}.map`);
       perRequest[c] = profiles[c].total / REQUESTS;
-      console.error(`${name} · ${spec.title}: ${Math.round(perRequest[c]).toLocaleString('en')} instructions per request`);
+      mutator[c] = withoutRuntime(profiles[c]) / REQUESTS;
+      console.error(`${name} · ${spec.title}: ${fmt(perRequest[c])} instructions per request, ${fmt(mutator[c])} without GC and JIT`);
     }
   } finally {
     server.child.kill('SIGKILL');
     rmSync(`/tmp/perf-${server.pid}.map`, { force: true });
   }
-  return { server: name, perRequest, profiles };
+  return { server: name, perRequest, mutator, profiles };
 }
 
 function control(pid: number, ...args: string[]): void {
@@ -129,6 +133,12 @@ function freePortSync(offset: number): number {
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en');
+
+/** A profile's instructions less garbage collection and JIT compilation (the first two parts). */
+function withoutRuntime(profile: Profile): number {
+  const { parts } = partCosts(profile);
+  return profile.total - parts[0].instructions - parts[1].instructions;
+}
 
 /** The parts' own instructions per request (bench/parts.ts). */
 function partsTable(profile: Profile): string[] {
@@ -183,14 +193,15 @@ async function main(): Promise<void> {
     `Machine: ${machine()}; Node ${process.version}; valgrind ${execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim()}.`,
     `Each case: ${WARMUP} requests of warm-up, then ${REQUESTS} counted (all threads of the server), upstream on CPU ${LOAD_CORE}, server on CPU ${SERVER_CORE}, on 127.0.0.1.`,
     '',
-    `| case | ${counted.map((c) => c.server).join(' | ')} |${counted.length > 1 ? ' ratios |' : ''}`,
+    'Per request: all instructions, then without garbage collection and JIT compilation (in brackets), which is what a window of a few hundred requests measures repeatably: a major GC falls in it or not.',
+    '',
+    `| case | ${counted.map((c) => c.server).join(' | ')} |${counted.length > 1 ? ' gateway vs the others, without GC and JIT |' : ''}`,
     `|---|${counted.map(() => '---:').join('|')}|${counted.length > 1 ? '---|' : ''}`,
   ];
   for (const c of Object.keys(CASES) as Case[]) {
-    const base = counted.find((x) => x.server !== 'gateway');
     const gw = counted.find((x) => x.server === 'gateway');
-    const ratios = gw && counted.length > 1 ? counted.filter((x) => x !== gw).map((x) => `${(gw.perRequest[c] / x.perRequest[c]).toFixed(2)}× ${x.server}`) : [];
-    lines.push(`| ${CASES[c].title} | ${counted.map((x) => fmt(x.perRequest[c])).join(' | ')} |${base && gw ? ` gateway ${ratios.join(', ')} |` : ''}`);
+    const ratios = gw && counted.length > 1 ? counted.filter((x) => x !== gw).map((x) => `${(gw.mutator[c] / x.mutator[c]).toFixed(2)}× ${x.server}`) : [];
+    lines.push(`| ${CASES[c].title} | ${counted.map((x) => `${fmt(x.perRequest[c])} (${fmt(x.mutator[c])})`).join(' | ')} |${ratios.length ? ` ${ratios.join(', ')} |` : ''}`);
   }
   const gateway = counted.find((x) => x.server === 'gateway');
   if (gateway) {

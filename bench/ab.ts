@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BODIES, saturate } from './load.ts';
 import { figures, sample } from './measure.ts';
+import { machine } from './procfs.ts';
 import { pinSelf, startGateway, startHop, startUpstream, stop } from './servers.ts';
 
 const scenario = (process.argv[2] ?? 'plain') as keyof typeof BODIES;
@@ -21,6 +22,7 @@ const upstream = await startUpstream(dir);
 const withCache = process.argv[5] === 'cache';
 const hop = withCache ? await startGateway(dir, upstream, { name: 'gateway, cache off' }) : await startHop(dir, upstream);
 const gateway = await startGateway(dir, upstream, withCache ? { name: 'gateway, cache on', cache: true } : { name: 'gateway' });
+console.log(`Machine: ${machine()}; Node ${process.version}`);
 try {
   for (const s of [hop, gateway]) await saturate(s.url, { body: BODIES[scenario === 'slow' ? 'stream' : scenario], connections: 10, seconds: 2 });
   for (let r = 1; r <= rounds; r++) {

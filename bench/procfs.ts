@@ -103,6 +103,31 @@ function caches(cpuinfo: string): string {
     // No sysfs cache description (some VMs): fall back to cpuinfo.
   }
   if (levels.length) return `caches ${levels.join(', ')}, `;
+  const fromCpuid = cpuidCaches();
+  if (fromCpuid) return `caches ${fromCpuid} (CPUID, getconf), `;
   const size = /cache size\s*:\s*(.+)/.exec(cpuinfo)?.[1]?.trim();
   return size ? `cache ${size}, ` : '';
+}
+
+/**
+ * The cache sizes glibc reads from CPUID (getconf LEVEL1_DCACHE_SIZE …), for VMs without sysfs
+ * cache entries; what a hypervisor passes through may be the host's, so it is labelled as such.
+ */
+function cpuidCaches(): string {
+  try {
+    const all = execFileSync('getconf', ['-a'], { encoding: 'utf8' });
+    const size = (name: string) => Number(new RegExp(`^${name}\\s+(\\d+)`, 'm').exec(all)?.[1] ?? 0);
+    const kb = (bytes: number) => (bytes >= 1 << 20 ? `${bytes / (1 << 20)}M` : `${bytes / 1024}K`);
+    const levels = [
+      ['L1d', size('LEVEL1_DCACHE_SIZE')],
+      ['L2', size('LEVEL2_CACHE_SIZE')],
+      ['L3', size('LEVEL3_CACHE_SIZE')],
+    ] as const;
+    return levels
+      .filter(([, bytes]) => bytes > 0)
+      .map(([level, bytes]) => `${level} ${kb(bytes)}`)
+      .join(', ');
+  } catch {
+    return '';
+  }
 }

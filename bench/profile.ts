@@ -11,6 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BODIES, saturate } from './load.ts';
+import { machine } from './procfs.ts';
 import { gatewayConfig, GATEWAY_ROOT, pinSelf, ROOT, startPinnedNode, startUpstream, stop } from './servers.ts';
 
 const scenario = (process.argv[2] ?? 'plain') as keyof typeof BODIES;
@@ -51,6 +52,7 @@ const gateway =
 try {
   await saturate(gateway.url, { body: BODIES[scenario], connections, seconds: 2 });
   const result = await saturate(gateway.url, { body: BODIES[scenario], connections, seconds });
+  console.log(`Machine: ${machine()}; Node ${process.version}`);
   console.log(`${scenario}: ${(result.completed / result.seconds).toFixed(0)}/s, ${result.errors} errors`);
 } finally {
   await stop(gateway);

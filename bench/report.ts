@@ -55,6 +55,8 @@ export interface BenchData {
   /** Runs per `${scenario}/${server name}`, one per round, in round order. */
   runs: Map<string, Figures[]>;
   hop: string;
+  /** The stack's floor: fastify + undici doing the same JSON work (bench/floor.ts). */
+  floor: string;
   gateway: string;
   variants: string[];
   /** The variants with the guardrails stage and with the cache stage. */
@@ -108,6 +110,7 @@ export function renderReport(data: BenchData): string {
   const soak = soakSummary(data.soak);
   const verdict = (ok: boolean) => (ok ? 'PASS' : '**MISS**');
 
+  const f = (scenario: Scenario, key: keyof Figures) => field(runsOf(data, scenario, data.floor), key);
   const rows: string[][] = [
     [
       'Non-streamed, 10 conns: CPU per request',
@@ -190,10 +193,25 @@ export function renderReport(data: BenchData): string {
     ['Idle RSS after start', `${num(data.idleRssMb[hop], 0)} MB`, `${num(data.idleRssMb[gateway], 0)} MB`, '', 'in the README', ''],
   ];
 
+  // The floor's figure beside the hop's, where the floor ran (the load runs, not the slow streams or the soak).
+  const floorCells = [
+    `${show(f('plain', 'cpuUs'), 0)} µs`,
+    `${show(f('plain', 'rps'), 0)} req/s`,
+    `${show(f('stream', 'cpuUs'), 0)} µs`,
+    `${show(f('ttfb', 'ttfbP50'), 3)} ms`,
+    `${show(f('latency', 'p50'), 3)} ms`,
+  ];
+  for (const [i, row] of rows.entries()) row.splice(2, 0, floorCells[i] ?? '');
+  const overFloor = (scenario: Scenario) => times(paired(data, scenario, 'cpuUs', gateway, data.floor, 'ratio'));
+
   const out: string[] = [`# Switchyard benchmark, ${data.date}`, '', ...data.header, ''];
   out.push('## Summary: the gateway against the bare undici hop', '');
   out.push('Medians over rounds, [min – max] in brackets. A ratio or difference is taken within each round (whose gateway and hop blocks took turns), then its median over rounds.', '');
-  out.push(table(['measure', 'bare undici hop', 'gateway', 'gateway vs hop', 'target', ''], rows));
+  out.push(table(['measure', 'bare undici hop', 'floor (fastify + undici)', 'gateway', 'gateway vs hop', 'target', ''], rows));
+  out.push(
+    '',
+    `The floor (bench/floor.ts) does the gateway's JSON work on the same stack and nothing else: the gateway's CPU is ${overFloor('plain')} the floor's per non-streamed request, ${overFloor('stream')} per stream, ${overFloor('latency')} on one connection.`,
+  );
 
   out.push('', '## Features: CPU with each one on and off', '');
   out.push(

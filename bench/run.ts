@@ -1,6 +1,8 @@
 /**
  * npm run bench [-- --quick]: the gateway against a bare undici pass-through hop (the floor for
- * any Node hop), both in front of the same fake upstream, all on 127.0.0.1.
+ * any Node hop) and the stack's floor (bench/floor.ts: fastify + undici doing the same JSON
+ * work), all in front of the same fake upstream, all on 127.0.0.1. `-- --breakdown`: instructions
+ * per request and per part under callgrind instead (bench/breakdown.ts).
  *
  * The load generator (this process) and the upstream are pinned to core 0, each server under
  * test to core 1 (taskset). Each round, the servers' runs are cut into blocks that take turns
@@ -34,7 +36,7 @@ import { type BenchData, type Figures, renderReport, type Scenario, SCENARIO_TIT
 import { startPostgres, type PostgresServer } from '../test/helpers/postgres.ts';
 import { holdCheck } from './hold.ts';
 import { measureLedger } from './ledger.ts';
-import { cpusAllowed, GATEWAY_ROOT, type GatewayVariant, KEY, pinSelf, ROOT, type Server, startGateway, startHop, startUpstream, stop } from './servers.ts';
+import { cpusAllowed, GATEWAY_ROOT, type GatewayVariant, KEY, pinSelf, ROOT, type Server, startGateway, startFloor, startHop, startUpstream, stop } from './servers.ts';
 
 const QUICK = process.argv.includes('--quick');
 
@@ -129,6 +131,8 @@ async function main(): Promise<void> {
     servers.push(upstream);
     const hop = await startHop(dir, upstream);
     servers.push(hop);
+    const floor = await startFloor(dir, upstream);
+    servers.push(floor);
     const gateway = await startGateway(dir, upstream, { name: 'gateway' });
     servers.push(gateway);
     // The ledger on PostgreSQL: a server of its own, as the ledger's tests start it.
@@ -163,11 +167,11 @@ async function main(): Promise<void> {
       }
     };
     console.error('warming up every server');
-    for (const s of [hop, gateway, ...variants]) await warmUp(s);
+    for (const s of [hop, floor, gateway, ...variants]) await warmUp(s);
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const scenario of ['plain', 'stream'] as const) await interleaved(scenario, [hop, gateway, ...variants], round);
+      for (const scenario of ['plain', 'stream'] as const) await interleaved(scenario, [hop, floor, gateway, ...variants], round);
       await interleaved('miss', [hop, gateway, cache], round);
-      for (const scenario of ['latency', 'ttfb'] as const) await interleaved(scenario, [hop, gateway, guardrails], round);
+      for (const scenario of ['latency', 'ttfb'] as const) await interleaved(scenario, [hop, floor, gateway, guardrails], round);
     }
     const hold = [];
     for (const s of [hop, gateway, guardrails]) hold.push(await holdCheck(s, HOLD_STREAMS));
@@ -197,6 +201,7 @@ async function main(): Promise<void> {
       ],
       runs,
       hop: hop.name,
+      floor: floor.name,
       gateway: gateway.name,
       variants: variants.map((v) => v.name),
       guardrails: guardrails.name,
@@ -256,7 +261,10 @@ async function countRows(url: string): Promise<number> {
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+// --breakdown: instructions per request and per part, under callgrind (bench/breakdown.ts).
+if (process.argv.includes('--breakdown')) await import('./breakdown.ts');
+else
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });

@@ -111,6 +111,12 @@ export async function startHop(dir: string, upstream: Server): Promise<Server> {
   return startPinned(dir, 'hop', SERVER_CORE, [process.execPath, ...HOP_FLAGS, 'bench/bare-proxy.ts', upstream.url, String(port)], port);
 }
 
+/** The stack's floor (bench/floor.ts): fastify + undici doing the gateway's JSON work, with the hop's V8 flags. */
+export async function startFloor(dir: string, upstream: Server): Promise<Server> {
+  const port = await freePort();
+  return startPinned(dir, 'floor', SERVER_CORE, [process.execPath, ...HOP_FLAGS, 'bench/floor.ts', upstream.url, String(port)], port);
+}
+
 /**
  * The gateway as its README starts it: `npm start` (scripts/start.mjs: the compiled dist/, built
  * first if the sources changed, run by the bin, which gives itself its V8 flags) with a config, a

@@ -13,7 +13,8 @@
  * Spend is written at once (budgets are read from it). Usage records, which only reports read,
  * are gathered and written in one transaction every USAGE_FLUSH_MS, before any report, and at
  * close: a request then costs no synchronous write of its own (a crash, not a restart, may lose
- * the last fraction of a second of usage records, never spend).
+ * the last fraction of a second of usage records, never spend). Records of the same day, key,
+ * team and model are added up while they wait: one upsert per row touched, not per request.
  */
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { dayId, PERIODS, periodId } from './periods.ts';
@@ -54,11 +55,13 @@ CREATE TABLE IF NOT EXISTS reservations (
 /** How long usage records wait to be written together. */
 const USAGE_FLUSH_MS = 250;
 
-type UsageRecord = [day: string, key: string, team: string, model: string, input: number, cached: number, write: number, output: number, costNano: number, priced: number];
+/** One usage row's increments, summed over the requests waiting to be written (the statement's parameters, in order). */
+type UsageRecord = [day: string, key: string, team: string, model: string, requests: number, input: number, cached: number, write: number, output: number, costNano: number, priced: number];
 
 export class Ledger {
   readonly #db: DatabaseSync;
-  #pendingUsage: UsageRecord[] = [];
+  /** By day, key, team and model, joined by \n: only the model (last) may hold one, so no two rows share an id. */
+  #pendingUsage = new Map<string, UsageRecord>();
   #flushTimer: NodeJS.Timeout | undefined;
   readonly #spent: StatementSync;
   readonly #addSpend: StatementSync;
@@ -76,8 +79,8 @@ export class Ledger {
     this.#spent = this.#db.prepare('SELECT nano FROM spend WHERE scope = ? AND period = ?');
     this.#addSpend = this.#db.prepare('INSERT INTO spend (scope, period, nano) VALUES (?, ?, ?) ON CONFLICT (scope, period) DO UPDATE SET nano = nano + excluded.nano');
     this.#addUsage = this.#db.prepare(
-      `INSERT INTO usage VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (day, key, team, model) DO UPDATE SET requests = requests + 1, input = input + excluded.input,
+      `INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (day, key, team, model) DO UPDATE SET requests = requests + excluded.requests, input = input + excluded.input,
          cached_input = cached_input + excluded.cached_input, cache_write = cache_write + excluded.cache_write,
          output = output + excluded.output, cost_nano = cost_nano + excluded.cost_nano, priced = priced + excluded.priced`,
     );
@@ -128,7 +131,21 @@ export class Ledger {
   }
 
   addUsage(at: number, labels: UsageLabels, usage: TokenUsage, costNano: number | null): void {
-    this.#pendingUsage.push([dayId(at), labels.key, labels.team ?? '', labels.model, usage.input, usage.cachedInput, usage.cacheWrite, usage.output, costNano ?? 0, costNano === null ? 0 : 1]);
+    const day = dayId(at);
+    const team = labels.team ?? '';
+    const id = `${day}\n${labels.key}\n${team}\n${labels.model}`;
+    const r = this.#pendingUsage.get(id);
+    if (r) {
+      r[4] += 1;
+      r[5] += usage.input;
+      r[6] += usage.cachedInput;
+      r[7] += usage.cacheWrite;
+      r[8] += usage.output;
+      r[9] += costNano ?? 0;
+      r[10] += costNano === null ? 0 : 1;
+    } else {
+      this.#pendingUsage.set(id, [day, labels.key, team, labels.model, 1, usage.input, usage.cachedInput, usage.cacheWrite, usage.output, costNano ?? 0, costNano === null ? 0 : 1]);
+    }
     this.#flushTimer ??= setTimeout(this.#flushLater, USAGE_FLUSH_MS).unref();
   }
 
@@ -136,16 +153,21 @@ export class Ledger {
   flushUsage(): void {
     clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
-    if (this.#pendingUsage.length === 0 || !this.#db.isOpen) return;
+    if (this.#pendingUsage.size === 0 || !this.#db.isOpen) return;
     const records = this.#pendingUsage;
-    this.#pendingUsage = [];
+    this.#pendingUsage = new Map();
     try {
       this.atomically(() => {
-        for (const r of records) this.#addUsage.run(...r);
+        for (const r of records.values()) this.#addUsage.run(...r);
       });
     } catch (err) {
-      // Kept for the next flush (a busy or full disk may pass).
-      this.#pendingUsage = records.concat(this.#pendingUsage);
+      // Kept for the next flush (a busy or full disk may pass); a row since then is added to its own.
+      for (const [id, r] of this.#pendingUsage) {
+        const kept = records.get(id);
+        if (kept) for (let i = 4; i < r.length; i++) (kept[i] as number) += r[i] as number;
+        else records.set(id, r);
+      }
+      this.#pendingUsage = records;
       throw err;
     }
   }

@@ -5,27 +5,35 @@ export type Terminal = (ctx: RequestContext) => Promise<void>;
 /**
  * Runs the stages as an onion. `next()` runs the rest of the chain; it may be called again once
  * the previous call settled (retry re-runs the inner stages per attempt), never twice at once.
+ * Per stage and request: one `next` closure and the one promise its chain returns (no async
+ * wrapper, whose own promise and resumption every request paid for at every stage).
  */
 export function compose(stages: readonly StageInstance[], terminal: Terminal): (ctx: RequestContext) => Promise<void> {
   const handlers = stages.filter((s) => s.handle);
   const count = handlers.length;
-  return function run(ctx) {
-    const step = (i: number): Promise<void> => {
-      if (i === count) return terminal(ctx);
-      const stage = handlers[i];
-      let running = false;
-      const next: Next = async () => {
-        if (running) throw new Error(`stage "${stage.name}" called next() while a previous call was still running`);
-        running = true;
-        try {
-          await step(i + 1);
-        } finally {
-          running = false;
-        }
-      };
-      return stage.handle!(ctx, next);
+  const step = (ctx: RequestContext, i: number): Promise<void> => {
+    if (i === count) return terminal(ctx);
+    const stage = handlers[i];
+    let running = false;
+    const settled = () => {
+      running = false;
     };
-    return step(0);
+    const next: Next = () => {
+      if (running) return Promise.reject(new Error(`stage "${stage.name}" called next() while a previous call was still running`));
+      running = true;
+      let inner: Promise<void>;
+      try {
+        inner = step(ctx, i + 1);
+      } catch (err) {
+        running = false;
+        return Promise.reject(err);
+      }
+      return inner.finally(settled);
+    };
+    return stage.handle!(ctx, next);
+  };
+  return function run(ctx) {
+    return step(ctx, 0);
   };
 }
 

@@ -17,27 +17,71 @@ export interface GatewayObserver {
   unknownRoute?(method: string, status: number): void;
 }
 
-/** Several observers as one; a failing observer never fails a request. */
+/**
+ * Several observers as one; a failing observer never fails a request. Each method exists only
+ * when some observer has it and calls only those that do, without an arguments array: the
+ * gateway calls them for every request, most observers implement two or three of them.
+ */
 export function combineObservers(observers: readonly GatewayObserver[], onError: (err: unknown) => void): GatewayObserver {
-  if (observers.length === 0) return {};
-  const guard =
-    <A extends unknown[], R>(fn: (o: GatewayObserver, ...args: A) => R | undefined) =>
-    (...args: A): R | undefined => {
-      let result: R | undefined;
-      for (const o of observers) {
+  const having = <K extends keyof GatewayObserver>(method: K) => observers.filter((o) => o[method] !== undefined);
+  const started = having('requestStarted');
+  const attemptStarted = having('attemptStarted');
+  const attemptEnded = having('attemptEnded');
+  const ended = having('requestEnded');
+  const unknown = having('unknownRoute');
+  const combined: GatewayObserver = {};
+  if (started.length > 0)
+    combined.requestStarted = (ctx) => {
+      for (const o of started) {
         try {
-          result = fn(o, ...args) ?? result;
+          o.requestStarted?.(ctx);
         } catch (err) {
           onError(err);
         }
       }
-      return result;
     };
-  return {
-    requestStarted: guard((o, ctx: ExchangeView) => o.requestStarted?.(ctx)),
-    attemptStarted: guard((o, ctx: ExchangeView, a: AttemptView) => o.attemptStarted?.(ctx, a)),
-    attemptEnded: guard((o, ctx: ExchangeView, a: AttemptView, r: AttemptRecord) => o.attemptEnded?.(ctx, a, r)),
-    requestEnded: guard((o, ctx: ExchangeView) => o.requestEnded?.(ctx)),
-    unknownRoute: guard((o, method: string, status: number) => o.unknownRoute?.(method, status)),
-  };
+  if (attemptStarted.length > 0)
+    combined.attemptStarted = (ctx, attempt) => {
+      // The last observer that returns headers wins, as when they were all asked in turn.
+      let headers: Record<string, string> | undefined;
+      for (const o of attemptStarted) {
+        try {
+          headers = o.attemptStarted?.(ctx, attempt) ?? headers;
+        } catch (err) {
+          onError(err);
+        }
+      }
+      return headers;
+    };
+  if (attemptEnded.length > 0)
+    combined.attemptEnded = (ctx, attempt, record) => {
+      for (const o of attemptEnded) {
+        try {
+          o.attemptEnded?.(ctx, attempt, record);
+        } catch (err) {
+          onError(err);
+        }
+      }
+    };
+  if (ended.length > 0)
+    combined.requestEnded = (ctx) => {
+      for (const o of ended) {
+        try {
+          o.requestEnded?.(ctx);
+        } catch (err) {
+          onError(err);
+        }
+      }
+    };
+  if (unknown.length > 0)
+    combined.unknownRoute = (method, status) => {
+      for (const o of unknown) {
+        try {
+          o.unknownRoute?.(method, status);
+        } catch (err) {
+          onError(err);
+        }
+      }
+    };
+  return combined;
 }

@@ -105,7 +105,8 @@ function endOf(deps: ServerDeps, runtime: Runtime, counted: boolean): ExchangeEn
     },
     settle: limits && ((x) => limits.finish(x)),
     hooks: runtime.finish,
-    observed: deps.observer.requestEnded && ((x) => deps.observer.requestEnded?.(x)),
+    // Bound once per config generation, not wrapped per request.
+    observed: deps.observer.requestEnded?.bind(deps.observer),
   };
 }
 

@@ -5,6 +5,9 @@
  * reserves exactly that, so at $1000/$2000 per million every request reserves and costs
  * $0.028, and spend can be compared with what the upstream served to the nano-dollar.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { chat, type Answer } from '../governance/helpers.ts';
 
 /** 18 × $1000 + 5 × $2000 per million tokens, in nano-USD: what a request reserves and costs. */
@@ -12,6 +15,31 @@ export const COST_NANO = 18 * 1000 * 1000 + 5 * 2000 * 1000;
 export const COST = COST_NANO / 1e9;
 /** The model section every battery config uses (`up` is the counting upstream). */
 export const MODEL = '  m: { retry: { attempts: 1 }, targets: [{ provider: up, model: house-model, price: { input: 1000, output: 2000 } }] }';
+
+/**
+ * A battery gateway.yaml: the `head` sections (server, log, state), one paying key with `budget`,
+ * an admin key, the counting upstream as provider `up`, and MODEL.
+ */
+export function faultConfig(o: { head: string[]; key: string; budget: string; admin: string; upstream: string }): string {
+  return [
+    ...o.head,
+    'keys:',
+    `  - { name: payer, key: ${o.key}, models: ["*"], budget: ${o.budget} }`,
+    'admin:',
+    `  keys: [{ name: ops, key: ${o.admin} }]`,
+    'providers:',
+    `  up: { plugin: openai, baseUrl: "${o.upstream}" }`,
+    'models:',
+    MODEL,
+  ].join('\n');
+}
+
+/** `yaml` written as gateway.yaml in a new temporary folder; its path. */
+export function writeConfig(prefix: string, yaml: string): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), prefix)), 'gateway.yaml');
+  writeFileSync(file, yaml);
+  return file;
+}
 
 /** Compares USD figures at the precision of a nano-dollar. */
 export const nano = (usd: number): number => Math.round(usd * 1e9);

@@ -6,14 +6,11 @@
  * admission are booked at the next start, at their worst case, which here is their exact price.
  * So spend after the restart is what the upstream served, and the budget holds exactly.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KeyReport } from '../../src/admin/report.ts';
 import { alive, readinessByWorker, startCli, until, type RunningCli } from '../cluster/helpers.ts';
 import { adminGet, eventually, startUsageUpstream, type UsageUpstream } from '../governance/helpers.ts';
-import { COST, COST_NANO, MODEL, nano, runTraffic } from './helpers.ts';
+import { COST, COST_NANO, faultConfig, nano, runTraffic, writeConfig } from './helpers.ts';
 
 const ADMIN = 'sk-admin-primary-0123456789';
 const KEY = 'sk-primary-budget-0123456789';
@@ -27,22 +24,15 @@ const clis: RunningCli[] = [];
 
 beforeAll(async () => {
   upstream = await startUsageUpstream({ prompt: 18, completion: 5 });
-  file = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-fault-primary-')), 'gateway.yaml');
-  writeFileSync(
-    file,
-    [
-      'server: { workers: 2, shutdownGraceMs: 15000 }',
-      'log: { level: info, format: json }',
-      'state: { backend: memory, file: state.sqlite, ledger: { flushMs: 50 } }',
-      'keys:',
-      `  - { name: payer, key: ${KEY}, models: ["*"], budget: { usd: ${K * COST}, period: total } }`,
-      'admin:',
-      `  keys: [{ name: ops, key: ${ADMIN} }]`,
-      'providers:',
-      `  up: { plugin: openai, baseUrl: "${upstream.baseUrl}" }`,
-      'models:',
-      MODEL,
-    ].join('\n'),
+  file = writeConfig(
+    'switchyard-fault-primary-',
+    faultConfig({
+      head: ['server: { workers: 2, shutdownGraceMs: 15000 }', 'log: { level: info, format: json }', 'state: { backend: memory, file: state.sqlite, ledger: { flushMs: 50 } }'],
+      key: KEY,
+      budget: `{ usd: ${K * COST}, period: total }`,
+      admin: ADMIN,
+      upstream: upstream.baseUrl,
+    }),
   );
 });
 afterAll(async () => {

@@ -10,14 +10,11 @@
  * Fails (with more served than the budget and spend below what was served) when the memory
  * store does not persist reservations at admission, or Redis does not book expired leases.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyReport } from '../../src/admin/report.ts';
 import { startRedisServer, type RedisServer } from '../../src/governance/testing/redis-server.ts';
 import { adminGet, eventually, spawnGateway, startUsageUpstream, todayStart, type GatewayProcess, type UsageUpstream } from '../governance/helpers.ts';
-import { COST, COST_NANO, MODEL, nano, runTraffic } from './helpers.ts';
+import { COST, COST_NANO, faultConfig, nano, runTraffic, writeConfig } from './helpers.ts';
 
 const ADMIN = 'sk-admin-kill-0123456789';
 const KEY = 'sk-kill-budget-0123456789';
@@ -47,21 +44,7 @@ describe.concurrent.each(BACKENDS)('kill -9 of a single process, $name', (backen
   let file: string;
   beforeAll(() => {
     const state = backend.state || `{ backend: redis, redis: { url: "${redis.url}", prefix: "kill:" }, onUnavailable: closed, leaseTtlMs: 5000, ledger: { enabled: true, flushMs: 50 } }`;
-    file = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-fault-kill-')), 'gateway.yaml');
-    writeFileSync(
-      file,
-      [
-        `state: ${state}`,
-        'keys:',
-        `  - { name: payer, key: ${KEY}, models: ["*"], budget: { usd: ${K * COST}, period: total } }`,
-        'admin:',
-        `  keys: [{ name: ops, key: ${ADMIN} }]`,
-        'providers:',
-        `  up: { plugin: openai, baseUrl: "${upstream.baseUrl}" }`,
-        'models:',
-        MODEL,
-      ].join('\n'),
-    );
+    file = writeConfig('switchyard-fault-kill-', faultConfig({ head: [`state: ${state}`], key: KEY, budget: `{ usd: ${K * COST}, period: total }`, admin: ADMIN, upstream: upstream.baseUrl }));
   });
 
   async function start(): Promise<GatewayProcess> {

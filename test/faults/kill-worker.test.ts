@@ -6,14 +6,11 @@
  * here is their exact price. The primary replaces the worker; the budget is never overshot.
  * (The primary's own death: test/cluster/primary-death.test.ts.)
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KeyReport } from '../../src/admin/report.ts';
 import { alive, readinessByWorker, startCli, until, type RunningCli } from '../cluster/helpers.ts';
 import { adminGet, eventually, startUsageUpstream, todayStart, type UsageUpstream } from '../governance/helpers.ts';
-import { COST, COST_NANO, MODEL, nano, runTraffic } from './helpers.ts';
+import { COST, COST_NANO, faultConfig, nano, runTraffic, writeConfig } from './helpers.ts';
 
 const ADMIN = 'sk-admin-worker-0123456789';
 const KEY = 'sk-worker-budget-0123456789';
@@ -26,22 +23,15 @@ let cli: RunningCli | undefined;
 
 beforeAll(async () => {
   upstream = await startUsageUpstream({ prompt: 18, completion: 5 });
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-fault-worker-')), 'gateway.yaml');
-  writeFileSync(
-    file,
-    [
-      'server: { workers: 2 }',
-      'log: { level: info, format: json }',
-      'state: { backend: memory, file: state.sqlite, leaseTtlMs: 5000, ledger: { flushMs: 50 } }',
-      'keys:',
-      `  - { name: payer, key: ${KEY}, models: ["*"], budget: { usd: ${K * COST}, period: total } }`,
-      'admin:',
-      `  keys: [{ name: ops, key: ${ADMIN} }]`,
-      'providers:',
-      `  up: { plugin: openai, baseUrl: "${upstream.baseUrl}" }`,
-      'models:',
-      MODEL,
-    ].join('\n'),
+  const file = writeConfig(
+    'switchyard-fault-worker-',
+    faultConfig({
+      head: ['server: { workers: 2 }', 'log: { level: info, format: json }', 'state: { backend: memory, file: state.sqlite, leaseTtlMs: 5000, ledger: { flushMs: 50 } }'],
+      key: KEY,
+      budget: `{ usd: ${K * COST}, period: total }`,
+      admin: ADMIN,
+      upstream: upstream.baseUrl,
+    }),
   );
   cli = await startCli(file, 40_000);
 }, 60_000);

@@ -15,7 +15,7 @@ import { startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testi
 import type { KeyReport } from '../../src/admin/report.ts';
 import { startRedisServer, type RedisServer } from '../../src/governance/testing/redis-server.ts';
 import { adminGet, eventually, startUsageUpstream, type UsageUpstream } from '../governance/helpers.ts';
-import { COST_NANO, MODEL, nano, runTraffic } from './helpers.ts';
+import { COST_NANO, faultConfig, nano, runTraffic } from './helpers.ts';
 import { startLatencyProxy, type LatencyProxy } from './latency-proxy.ts';
 
 const ADMIN = 'sk-admin-slow-0123456789';
@@ -45,19 +45,8 @@ describe.each(CASES)('redis $fault beyond the command timeout, onUnavailable: $m
   const prefix = `${tag}:`;
   beforeAll(async () => {
     proxy = await startLatencyProxy(redis.port);
-    t = await startTestGateway(
-      [
-        `state: { backend: redis, redis: { url: "redis://127.0.0.1:${proxy.port}", prefix: "${prefix}" }, onUnavailable: ${mode} }`,
-        'keys:',
-        `  - { name: payer, key: ${KEY}, models: ["*"], budget: { usd: 1000, period: daily } }`,
-        'admin:',
-        `  keys: [{ name: ops, key: ${ADMIN} }]`,
-        'providers:',
-        `  up: { plugin: openai, baseUrl: "${upstream.baseUrl}" }`,
-        'models:',
-        MODEL,
-      ].join('\n'),
-    );
+    const state = `state: { backend: redis, redis: { url: "redis://127.0.0.1:${proxy.port}", prefix: "${prefix}" }, onUnavailable: ${mode} }`;
+    t = await startTestGateway(faultConfig({ head: [state], key: KEY, budget: '{ usd: 1000, period: daily }', admin: ADMIN, upstream: upstream.baseUrl }));
   }, 60_000);
   afterAll(async () => {
     await t?.close();

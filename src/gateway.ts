@@ -276,7 +276,9 @@ export class Gateway {
     }
     this.#runtime = next;
     stepDone('swap');
-    // The diff walks every key: after the swap, a slice at a time between requests.
+    // The diff walks every key: after the swap and the requests that queued meanwhile, then (many
+    // keys) a slice at a time between requests.
+    await new Promise((resolve) => setImmediate(resolve));
     const changes = await describeChangesInSteps(current.config, next.config, next.changedPluginFiles);
     const summary = summarizeChanges(changes);
     stepDone('diff: the rest');

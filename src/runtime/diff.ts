@@ -66,6 +66,7 @@ const byName = <T extends { name: string }>(list: readonly T[]): Map<string, T> 
  * requests waiting on this thread served between slices (10,000 keys at once are a stall).
  */
 export async function describeChangesInSteps(before: GatewayConfig, after: GatewayConfig, pluginFiles: readonly string[] = []): Promise<ConfigChanges> {
+  if (before.keys.length + after.keys.length <= KEYS_PER_STEP) return describeChanges(before, after, pluginFiles);
   const changes = describeChanges({ ...before, keys: [] }, { ...after, keys: [] }, pluginFiles);
   const old = byName(before.keys);
   await nextTask();

@@ -15,7 +15,8 @@ import { parseConfigFileOffThread } from './config/parse-off-thread.ts';
 import { ConfigError, formatIssue } from './config/issues.ts';
 import { createLogger } from './logger.ts';
 import type { Clock } from './runtime/clock.ts';
-import { describeChanges, summarizeChanges } from './runtime/diff.ts';
+import { describeChangesInSteps, summarizeChanges } from './runtime/diff.ts';
+import { stepDone, stepsStart } from './runtime/reload-steps.ts';
 import { describeFileChanges, watchFiles, type Watcher } from './runtime/watch.ts';
 import { SOURCE_FILE } from './plugins/load.ts';
 import { GatewayError } from './errors.ts';
@@ -252,7 +253,9 @@ export class Gateway {
     let parsed: ParsedConfig | undefined;
     try {
       // Parsed on a worker thread: a 10,000-key file is seconds of CPU that requests must not wait behind.
+      stepsStart();
       parsed = await parseConfigFileOffThread(this.#options.config, this.#options.env);
+      stepDone('snapshot to ParsedConfig');
       next = await buildRuntime(parsed, {
         generation: current.generation + 1,
         selfUrl: () => this.url,
@@ -272,10 +275,13 @@ export class Gateway {
       return this.lastReload;
     }
     this.#runtime = next;
-    // The diff walks every key: after the swap, and after the requests that queued meanwhile.
+    stepDone('swap');
+    // The diff walks every key: after the swap and the requests that queued meanwhile, then (many
+    // keys) a slice at a time between requests.
     await new Promise((resolve) => setImmediate(resolve));
-    const changes = describeChanges(current.config, next.config, next.changedPluginFiles);
+    const changes = await describeChangesInSteps(current.config, next.config, next.changedPluginFiles);
     const summary = summarizeChanges(changes);
+    stepDone('diff: the rest');
     this.lastReload = { ok: true, generation: next.generation, at, trigger, changes: summary };
     this.#instruments.reloaded(true);
     this.log.info({ trigger, generation: next.generation, changes }, `reloaded ${next.file} (generation ${next.generation}): ${summary}`);
@@ -285,6 +291,7 @@ export class Gateway {
     this.#watchList = { files: next.files, folders: next.pluginFolders, known: next.inputs };
     this.#watcher?.update(next.files, next.pluginFolders);
     this.#watcher?.adopt(next.inputs);
+    stepDone('log, retire, watch');
     return this.lastReload;
   }
 

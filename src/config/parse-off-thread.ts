@@ -6,17 +6,20 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { ConfigIssue } from './issues.ts';
 import type { KeySecret } from './key-secrets.ts';
 import { parseConfigFile, type ParsedConfig } from './load.ts';
 import { PlacedIssues, type PositionTable } from './source.ts';
 import type { GatewayConfig } from './types.ts';
 import { makeRedactor, type RedactionIndex } from '../runtime/redact.ts';
+import { stepDone } from '../runtime/reload-steps.ts';
 
 export interface ParseRequest {
   file: string;
   env: NodeJS.ProcessEnv;
+  /** Where the worker posts its WorkerReply (then it posts a bare 'done' to its parent). */
+  reply: MessagePort;
 }
 
 /** What the worker sends back: a ParsedConfig with its Maps as entry lists and no YAML document. */
@@ -32,9 +35,21 @@ export interface ParsedSnapshot {
   keySecrets?: readonly (readonly KeySecret[])[];
   keyJson?: string[];
   redaction?: RedactionIndex;
+  /** How many KeyParts were posted before this snapshot (its config.keys, keySecrets and keyJson are empty). */
+  keyParts?: number;
 }
 
-type WorkerReply = { ok: true; snapshot: ParsedSnapshot } | { ok: false; message: string };
+/** A slice of the keys, with their digests and JSON. */
+export interface KeyPart {
+  keys: GatewayConfig['keys'];
+  keySecrets: readonly (readonly KeySecret[])[];
+  keyJson: string[];
+}
+
+/** Keys per message: each takes a few ms to copy on the serving thread. */
+export const KEYS_PER_PART = 1_000;
+
+export type WorkerReply = { ok: true; snapshot: ParsedSnapshot } | { ok: false; message: string };
 
 // Beside this module, with its extension: parse-worker.ts from the sources, .js once built.
 const WORKER = new URL(`./parse-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
@@ -57,13 +72,19 @@ export async function parseConfigFileOffThread(file: string, env: NodeJS.Process
 
 function inWorker(file: string, env: NodeJS.ProcessEnv): Promise<ParsedConfig> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER, { workerData: { file: path.resolve(file), env: { ...env } } satisfies ParseRequest });
+    // The result comes on a port of its own, taken when the worker says it is there: the copy is
+    // then one synchronous step this thread can time, in a task of its own (reload-steps.ts).
+    const { port1, port2 } = new MessageChannel();
+    const workerData: ParseRequest = { file: path.resolve(file), env: { ...env }, reply: port2 };
+    const worker = new Worker(WORKER, { workerData, transferList: [port2] });
     let settled = false;
-    worker.once('message', (reply: WorkerReply) => {
+    worker.once('message', () => {
       settled = true;
+      stepDone('while the worker parsed');
       void worker.terminate();
-      if (reply.ok) resolve(fromSnapshot(reply.snapshot));
-      else reject(new Error(reply.message));
+      receive(port1)
+        .then(resolve, reject)
+        .finally(() => port1.close());
     });
     worker.once('error', (err) => {
       settled = true;
@@ -73,6 +94,33 @@ function inWorker(file: string, env: NodeJS.ProcessEnv): Promise<ParsedConfig> {
       if (!settled) reject(new Error(`the config parser thread stopped (exit code ${code}) before answering`));
     });
   });
+}
+
+/**
+ * Takes the worker's messages, all queued on `port` by now: the key parts one per task (requests
+ * waiting on this thread go between them), then the snapshot.
+ */
+async function receive(port: MessagePort): Promise<ParsedConfig> {
+  const parts: KeyPart[] = [];
+  for (;;) {
+    const message = receiveMessageOnPort(port)?.message as KeyPart | WorkerReply | undefined;
+    stepDone('receive a part');
+    if (!message) throw new Error('the config parser thread answered nothing');
+    if (!('ok' in message)) {
+      parts.push(message);
+      await new Promise((resolve) => setImmediate(resolve));
+      continue;
+    }
+    if (!message.ok) throw new Error(message.message);
+    const s = message.snapshot;
+    if (parts.length !== (s.keyParts ?? 0)) throw new Error(`the config parser thread sent ${parts.length} of ${s.keyParts} key parts`);
+    if (s.config && s.keyParts !== undefined) {
+      s.config.keys = parts.flatMap((p) => p.keys);
+      s.keySecrets = parts.flatMap((p) => p.keySecrets);
+      s.keyJson = parts.flatMap((p) => p.keyJson);
+    }
+    return fromSnapshot(s);
+  }
 }
 
 function fromSnapshot(s: ParsedSnapshot): ParsedConfig {

@@ -8,9 +8,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { parseConfigFile } from './load.ts';
 import { plainKeySecrets } from '../runtime/keys.ts';
 import { redactionIndex } from '../runtime/redact.ts';
-import type { ParsedSnapshot, ParseRequest } from './parse-off-thread.ts';
+import { KEYS_PER_PART, type KeyPart, type ParsedSnapshot, type ParseRequest, type WorkerReply } from './parse-off-thread.ts';
 
-const { file, env } = workerData as ParseRequest;
+const { file, env, reply } = workerData as ParseRequest;
+const answer = (message: WorkerReply, transfer: ArrayBuffer[] = []) => {
+  reply.postMessage(message, transfer);
+  parentPort?.postMessage('done');
+};
 try {
   const parsed = await parseConfigFile(file, env);
   const { source, config } = parsed;
@@ -28,8 +32,16 @@ try {
     keyJson: config?.keys.map((k) => JSON.stringify(k)),
     redaction: config ? redactionIndex([...parsed.fileSecrets, ...plainKeySecrets(config.keys, parsed.keySecrets)]) : undefined,
   };
-  // The window hashes move, not copied: they are most of the bytes.
-  parentPort?.postMessage({ ok: true, snapshot }, snapshot.redaction ? [snapshot.redaction.windows.buffer as ArrayBuffer] : []);
+  // The keys follow in parts, each taken by the serving thread in a task of its own (a copy of
+  // 10,000 keys at once is a stall); the window hashes move, not copied: they are most of the bytes.
+  const keys: KeyPart = { keys: config?.keys ?? [], keySecrets: snapshot.keySecrets ?? [], keyJson: snapshot.keyJson ?? [] };
+  const parts = Math.ceil(keys.keys.length / KEYS_PER_PART);
+  const head: ParsedSnapshot = { ...snapshot, config: config && { ...config, keys: [] }, keySecrets: config && [], keyJson: config && [], keyParts: parts };
+  for (let i = 0; i < parts; i++) {
+    const slice = (list: readonly unknown[]) => list.slice(i * KEYS_PER_PART, (i + 1) * KEYS_PER_PART);
+    reply.postMessage({ keys: slice(keys.keys), keySecrets: slice(keys.keySecrets), keyJson: slice(keys.keyJson) });
+  }
+  answer({ ok: true, snapshot: head }, snapshot.redaction ? [snapshot.redaction.windows.buffer as ArrayBuffer] : []);
 } catch (err) {
-  parentPort?.postMessage({ ok: false, message: String((err as Error)?.message ?? err) });
+  answer({ ok: false, message: String((err as Error)?.message ?? err) });
 }

@@ -20,6 +20,7 @@ import { mergeIndexes, redactionIndex, redactorFrom } from './redact.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { inFlightBodyLimitOf, parseSize } from './size.ts';
 import { rememberJson } from './diff.ts';
+import { stepDone } from './reload-steps.ts';
 import { loadPlugins } from './plugins.ts';
 import { buildRoutes, modelResolver } from './routes.ts';
 import { createStages } from './stages.ts';
@@ -95,13 +96,16 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
   const changed = new Set<string>();
 
   const plugins = await loadPlugins(parsed, { generation, modules, files, changed });
+  stepDone('plugins');
   if (source.hasErrors) throw new ConfigError(source.issues);
   const configSecrets = parsed.redaction ?? redactionIndex([...parsed.fileSecrets, ...plainKeySecrets(config.keys, parsed.keySecrets)]);
   const redact = redactorFrom(mergeIndexes(configSecrets, redactionIndex(plugins.secrets)));
+  stepDone('redactor');
 
   // Provider instances (carried over when unchanged). A create() that throws is a config error.
   const providers = await createProviders(Object.entries(config.providers), plugins.providers as ProviderPlugin[], parsed.unavailable, previous?.providers, { source, log, configDir, redact });
   const closeProviders = () => releaseProviders(providers.values());
+  stepDone('providers');
   if (source.hasErrors) {
     await closeProviders();
     throw new ConfigError(source.issues);
@@ -116,10 +120,14 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
       `no price is known for ${t.provider}/${t.model}: its cost is logged as null, and keys with a budget may not use it; set price: { input, output } (USD per million tokens)`,
     );
   });
+  stepDone('routes');
   // Between the steps that grow with the number of keys, requests waiting on this thread go first.
   await yieldToRequests();
+  stepDone('yield');
   const keyIndex = buildKeyIndex(config.keys, parsed.keySecrets);
+  stepDone('key index');
   if (parsed.keyJson) config.keys.forEach((k, i) => rememberJson(k, parsed.keyJson![i]));
+  stepDone('key json');
   const view: RuntimeView = {
     generation,
     models,
@@ -131,9 +139,12 @@ export async function buildRuntime(parsed: ParsedConfig, options: BuildOptions):
     selfUrl: options.selfUrl,
   };
   await yieldToRequests();
+  stepDone('yield');
   const governor = options.state ? new Governor(options.state, config, models) : undefined;
+  stepDone('governor');
   const services: GenerationServices = { redact, upstreamBodyLimit: view.upstreamBodyLimit, observer: options.observer, limits: governor };
   const stages = await createStages(config.pipeline, plugins.stages as StagePlugin[], { log, configDir, clock: options.clock ?? systemClock, runtime: view }, source);
+  stepDone('stages');
   if (source.hasErrors) {
     await closeProviders();
     throw new ConfigError(source.issues);

@@ -1,6 +1,7 @@
 /** What a reload changed, by name only (keys are never shown, only their names). */
 import path from 'node:path';
 import type { GatewayConfig } from '../config/types.ts';
+import { stepDone } from './reload-steps.ts';
 
 export interface SectionChanges {
   added: string[];
@@ -38,12 +39,18 @@ function jsonOf(value: unknown): string {
 }
 
 function compare<T>(before: Record<string, T>, after: Record<string, T>): SectionChanges {
+  return compareMaps(new Map(Object.entries(before)), new Map(Object.entries(after)));
+}
+
+/** Maps, not objects built from 10,000 keys' names: those are slow dictionaries to build and probe. */
+function compareMaps<T>(before: ReadonlyMap<string, T>, after: ReadonlyMap<string, T>): SectionChanges {
   const out: SectionChanges = { added: [], removed: [], changed: [] };
-  for (const name of Object.keys(after)) {
-    if (!(name in before)) out.added.push(name);
-    else if (jsonOf(before[name]) !== jsonOf(after[name])) out.changed.push(name);
+  for (const [name, entry] of after) {
+    const old = before.get(name);
+    if (old === undefined) out.added.push(name);
+    else if (old !== entry && jsonOf(old) !== jsonOf(entry)) out.changed.push(name);
   }
-  for (const name of Object.keys(before)) if (!(name in after)) out.removed.push(name);
+  for (const name of before.keys()) if (!after.has(name)) out.removed.push(name);
   return out;
 }
 
@@ -52,7 +59,34 @@ function displayPath(file: string): string {
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
 }
 
-const byName = <T extends { name: string }>(list: T[]): Record<string, T> => Object.fromEntries(list.map((k) => [k.name, k]));
+const byName = <T extends { name: string }>(list: readonly T[]): Map<string, T> => new Map(list.map((k) => [k.name, k]));
+
+/**
+ * describeChanges for the serving thread: the keys are compared a slice at a time, with the
+ * requests waiting on this thread served between slices (10,000 keys at once are a stall).
+ */
+export async function describeChangesInSteps(before: GatewayConfig, after: GatewayConfig, pluginFiles: readonly string[] = []): Promise<ConfigChanges> {
+  if (before.keys.length + after.keys.length <= KEYS_PER_STEP) return describeChanges(before, after, pluginFiles);
+  const changes = describeChanges({ ...before, keys: [] }, { ...after, keys: [] }, pluginFiles);
+  const old = byName(before.keys);
+  await nextTask();
+  const seen = new Set<string>();
+  for (let from = 0; from < after.keys.length; from += KEYS_PER_STEP) {
+    for (const entry of after.keys.slice(from, from + KEYS_PER_STEP)) {
+      const previous = old.get(entry.name);
+      seen.add(entry.name);
+      if (previous === undefined) changes.keys.added.push(entry.name);
+      else if (previous !== entry && jsonOf(previous) !== jsonOf(entry)) changes.keys.changed.push(entry.name);
+    }
+    stepDone('diff a slice of keys');
+    await nextTask();
+  }
+  for (const name of old.keys()) if (!seen.has(name)) changes.keys.removed.push(name);
+  return changes;
+}
+
+const KEYS_PER_STEP = 2_000;
+const nextTask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export function describeChanges(before: GatewayConfig, after: GatewayConfig, pluginFiles: readonly string[] = []): ConfigChanges {
   const needsRestart: string[] = [];
@@ -67,7 +101,7 @@ export function describeChanges(before: GatewayConfig, after: GatewayConfig, plu
   return {
     models: compare(before.models, after.models),
     providers: compare(before.providers, after.providers),
-    keys: compare(byName(before.keys), byName(after.keys)),
+    keys: compareMaps(byName(before.keys), byName(after.keys)),
     pipeline: JSON.stringify(before.pipeline) !== JSON.stringify(after.pipeline),
     pluginFiles: [...pluginFiles],
     needsRestart,

@@ -3,7 +3,8 @@
  * ajv, cross-checks, key digests, redaction index) runs on a worker thread, so the serving
  * thread's event loop stays responsive. Before, the same reload blocked it 1.4–1.8 s.
  * The bound is generous on purpose (a loaded 2-core CI machine): what remains on the serving
- * thread is the copy of the result, the key index and a major GC of the larger heap.
+ * thread is the key index, the copy of the result and the key diff (both in slices, one per task,
+ * which the test checks through the reload-steps probe) and a major GC of the larger heap.
  */
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -11,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Pool } from 'undici';
 import { DEV_KEY, startTestGateway, type TestGateway } from 'switchyard-gateway/kit/testing';
 import { bigConfig } from '../helpers/big-config.ts';
+import { reloadSteps } from '../../src/runtime/reload-steps.ts';
 
 const KEYS = 10_000;
 // Measured 50–600 ms on a 2-core machine at load 14–16 (the in-thread parse alone took 2–8 s there).
@@ -18,6 +20,7 @@ const MAX_STALL_MS = 750;
 
 let t: TestGateway | undefined;
 afterEach(async () => {
+  reloadSteps.record = undefined;
   await t?.close();
   t = undefined;
 });
@@ -71,8 +74,16 @@ describe('reload of a 10,000-key config', () => {
 
       // A good edit: one more key, which works once the reload is done.
       writeFileSync(t.configFile, bigConfig(KEYS, { extraKey: 'sk-test-added-after-reload-000' }));
+      const steps: string[] = [];
+      reloadSteps.record = (step) => steps.push(step);
       const good = await measured(() => t!.gateway.reload('test'));
+      reloadSteps.record = undefined;
       expect(good.result).toMatchObject({ ok: true, generation: 2 });
+      expect(good.result.changes).toBe('keys +added');
+      // The serving thread took the worker's 10,001 keys in parts and diffed them in slices, each
+      // step a task of its own with requests between: the key parts, the snapshot, the slices.
+      expect(steps.filter((s) => s === 'receive a part')).toHaveLength(12);
+      expect(steps.filter((s) => s === 'diff a slice of keys')).toHaveLength(6);
       expect(good.maxStallMs).toBeLessThan(MAX_STALL_MS);
       const added = await fetch(`${t.baseURL}/models`, { headers: { authorization: 'Bearer sk-test-added-after-reload-000' } });
       expect(added.status).toBe(200);

@@ -6,7 +6,7 @@
  * `retry` in the pipeline the dispatcher makes the only one.
  */
 import { GatewayError } from '../errors.ts';
-import type { ChatCompletionChunk, EmbeddingRequest, EmbeddingResponse, Usage } from '../openai-types.ts';
+import type { ChatCompletionChunk, EmbeddingRequest, EmbeddingResponse } from '../openai-types.ts';
 import { normalizeEmbeddings } from '../protocol/embeddings.ts';
 import {
   isChat,
@@ -24,8 +24,8 @@ import { applyCapabilities } from '../providers/capabilities.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { normalizeChunk, normalizeCompletion } from '../protocol/normalize.ts';
 import { primeStream } from '../protocol/prime.ts';
-import { costOf, tokenUsageOf } from '../governance/index.ts';
 import { refusalOf } from './drops.ts';
+import { priceEmbeddings, priceUsage } from './pricing.ts';
 import type { Exchange, ExchangeAttempt } from './exchange.ts';
 
 /** Raised by an attempt's own timers: past `timeout.totalMs`, or a stream idle past `timeout.idleMs`. */
@@ -381,28 +381,6 @@ function inputTokensOf(body: unknown, target: RouteTarget, countOf?: (body: unkn
   const n = countOf ? countOf(body) : typeof body === 'object' && body !== null && 'input_tokens' in body ? body.input_tokens : undefined;
   if (typeof n === 'number' && Number.isFinite(n)) return n;
   throw UpstreamError.protocol(target.provider, 'the token count answer has no token count');
-}
-
-/** Embeddings usage as chat usage (no output), priced once like chat; `usage.cost` for the client. */
-function priceEmbeddings(x: Exchange, target: RouteTarget, body: EmbeddingResponse): void {
-  const prompt = body.usage.prompt_tokens;
-  x.usage = { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt };
-  const cost = costOf(target.price, { input: prompt, cachedInput: 0, cacheWrite: 0, output: 0 });
-  x.costUsd = cost;
-  if (cost !== null) body.usage.cost = cost;
-  x.upstreamModel = body.model;
-}
-
-/**
- * The request's usage and its cost, computed once here from the normalised usage whichever way
- * the answer came (a stream costs what the same answer costs unstreamed). The client sees the
- * cost as `usage.cost` (USD; absent when the price is unknown).
- */
-function priceUsage(x: Exchange, target: RouteTarget, usage: Usage): void {
-  x.usage = usage;
-  const cost = costOf(target.price, tokenUsageOf(usage));
-  x.costUsd = cost;
-  if (cost !== null) usage.cost = cost;
 }
 
 function providerFault(call: ProviderCall, err: unknown): unknown {

@@ -44,7 +44,9 @@ export default defineConfig({
   },
   test: {
     testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // Setup starts gateways, CLIs and servers as processes; on a busy machine (two test files at
+    // once on two cores) that can take tens of seconds. A guard against a hang, not a speed test.
+    hookTimeout: 60_000,
     // One worker per CPU. vitest's default for `run` is one fewer, a single worker on the 2-core CI
     // machine, which left the second core idle while a file waited on its processes and sockets.
     maxWorkers: '100%',

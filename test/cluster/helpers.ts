@@ -78,7 +78,7 @@ export interface RunningCli {
 }
 
 /** `switchyard --port 0 --config <file>`, once it says it is listening (within `startMs`: more on a busy machine). */
-export async function startCli(config: string, startMs = 15_000): Promise<RunningCli> {
+export async function startCli(config: string, startMs = 45_000): Promise<RunningCli> {
   const child = spawn(process.execPath, [BIN, '--port', '0', '--config', config], { cwd: path.dirname(config), env: { ...process.env } });
   let out = '';
   child.stdout.on('data', (d) => (out += d));

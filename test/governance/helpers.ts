@@ -115,7 +115,7 @@ export interface GatewayProcess {
 }
 
 /** `switchyard --config FILE --port 0` as an operator runs it, once its listening line is out (within `startMs`: more on a busy machine). */
-export async function spawnGateway(configFile: string, startMs = 15_000): Promise<GatewayProcess> {
+export async function spawnGateway(configFile: string, startMs = 45_000): Promise<GatewayProcess> {
   const child = spawn(process.execPath, [BIN, '--config', configFile, '--port', '0', '--host', '127.0.0.1', '--no-watch'], {
     cwd: path.dirname(configFile),
     env: { ...process.env, OPENAI_API_KEY: '' },

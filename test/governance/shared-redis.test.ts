@@ -86,7 +86,7 @@ beforeAll(async () => {
   files = { closed: path.join(dir, 'gateway.yaml'), open: path.join(dir, 'gateway-open.yaml') };
   writeConfigs(BUDGET);
   gateways = await startThree();
-}, 30_000);
+}, 120_000);
 
 afterAll(async () => {
   await Promise.all(gateways.map((g) => g.stop('SIGKILL')));
@@ -217,7 +217,7 @@ describe('spend kept across restarts and reloads (Redis)', () => {
     expect(k.budget!.spent_usd).toBeCloseTo(BUDGET, 12);
     const refused = await chat(gateways[0]!.url, KEY.budget, { model: 'm', messages: [{ role: 'user', content: 'bg' }], max_tokens: 5 });
     expect(refused.body.error.code).toBe('insufficient_quota');
-  }, 30_000);
+  }, 120_000);
 
   it('a reload that raises the budget by two requests keeps what was spent: exactly 2 more are admitted', async () => {
     writeConfigs(BUDGET + 2 * COST);

@@ -38,6 +38,8 @@ const CASES = {
   one: { title: 'non-streamed, 1 connection, sequential', body: BODIES.plain, connections: 1 },
 } as const;
 type Case = keyof typeof CASES;
+const RUN = (process.env.BREAKDOWN_CASES ?? 'plain,stream,one').split(',') as Case[];
+for (const c of RUN) if (!(c in CASES)) throw new Error(`BREAKDOWN_CASES: plain, stream or one, not ${c}`);
 
 interface Counted {
   server: string;
@@ -78,7 +80,8 @@ async function count(dir: string, name: string, args: string[], port: number, cw
   const profiles = {} as Record<Case, Profile>;
   try {
     let dump = 0;
-    for (const [c, spec] of Object.entries(CASES) as [Case, (typeof CASES)[Case]][]) {
+    for (const c of RUN) {
+      const spec = CASES[c];
       await send(server.url, spec.body, spec.connections, WARMUP);
       control(server.pid, '-i', 'on');
       // A few requests with the instrumentation on before the count: callgrind's call stacks start from what runs then.
@@ -198,23 +201,23 @@ async function main(): Promise<void> {
     `| case | ${counted.map((c) => c.server).join(' | ')} |${counted.length > 1 ? ' gateway vs the others, without GC and JIT |' : ''}`,
     `|---|${counted.map(() => '---:').join('|')}|${counted.length > 1 ? '---|' : ''}`,
   ];
-  for (const c of Object.keys(CASES) as Case[]) {
+  for (const c of RUN) {
     const gw = counted.find((x) => x.server === 'gateway');
     const ratios = gw && counted.length > 1 ? counted.filter((x) => x !== gw).map((x) => `${(gw.mutator[c] / x.mutator[c]).toFixed(2)}× ${x.server}`) : [];
     lines.push(`| ${CASES[c].title} | ${counted.map((x) => `${fmt(x.perRequest[c])} (${fmt(x.mutator[c])})`).join(' | ')} |${ratios.length ? ` ${ratios.join(', ')} |` : ''}`);
   }
   const gateway = counted.find((x) => x.server === 'gateway');
   if (gateway) {
-    for (const c of ['plain', 'stream'] as const) {
+    for (const c of RUN.filter((x) => x !== 'one')) {
       lines.push('', `## The gateway's parts, ${CASES[c].title}`, '', ...partsTable(gateway.profiles[c]));
       lines.push('', `### Heaviest functions, ${CASES[c].title}`, '', ...topTable(gateway.profiles[c], 'self', 30));
     }
   }
   for (const other of counted.filter((x) => x.server !== 'gateway'))
-    lines.push('', `## Heaviest functions of the ${other.server}, ${CASES.plain.title}`, '', ...topTable(other.profiles.plain, 'self', 15));
+    if (other.profiles.plain) lines.push('', `## Heaviest functions of the ${other.server}, ${CASES.plain.title}`, '', ...topTable(other.profiles.plain, 'self', 15));
   const report = `${lines.join('\n')}\n`;
   process.stdout.write(report);
-  if (!process.env.BREAKDOWN_SERVERS) writeFileSync(path.join(ROOT, 'bench', 'results', 'breakdown-latest.md'), report);
+  if (!process.env.BREAKDOWN_SERVERS && !process.env.BREAKDOWN_CASES) writeFileSync(path.join(ROOT, 'bench', 'results', 'breakdown-latest.md'), report);
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -2,7 +2,8 @@
  * npm run bench [-- --quick]: the gateway against a bare undici pass-through hop (the floor for
  * any Node hop) and the stack's floor (bench/floor.ts: fastify + undici doing the same JSON
  * work), all in front of the same fake upstream, all on 127.0.0.1. `-- --breakdown`: instructions
- * per request and per part under callgrind instead (bench/breakdown.ts).
+ * per request and per part under callgrind instead (bench/breakdown.ts); `-- --syscalls`: system
+ * calls per request by name, under strace (bench/syscalls.ts).
  *
  * The load generator (this process) and the upstream are pinned to core 0, each server under
  * test to core 1 (taskset). Each round, the servers' runs are cut into blocks that take turns
@@ -263,6 +264,7 @@ async function countRows(url: string): Promise<number> {
 
 // --breakdown: instructions per request and per part, under callgrind (bench/breakdown.ts).
 if (process.argv.includes('--breakdown')) await import('./breakdown.ts');
+else if (process.argv.includes('--syscalls')) await import('./syscalls.ts');
 else
   main().catch((err: unknown) => {
     console.error(err);

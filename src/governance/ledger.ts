@@ -74,7 +74,7 @@ export class Ledger {
   constructor(path: string) {
     this.#db = new DatabaseSync(path);
     // A few ms, never the serving thread's second: a locked file fails the write, which is queued and retried (memory-store.ts).
-    this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
+    this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
     this.#db.exec(SCHEMA);
     this.#spent = this.#db.prepare('SELECT nano FROM spend WHERE scope = ? AND period = ?');
     this.#addSpend = this.#db.prepare('INSERT INTO spend (scope, period, nano) VALUES (?, ?, ?) ON CONFLICT (scope, period) DO UPDATE SET nano = nano + excluded.nano');

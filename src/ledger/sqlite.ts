@@ -38,7 +38,7 @@ export class SqliteLedger implements LedgerEngine {
     this.#tried = true;
     try {
       // WAL lets readers (reports) and the governance connection work beside this one's writes.
-      this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
+      this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;');
       this.#db.exec('CREATE TABLE IF NOT EXISTS ledger_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at INTEGER NOT NULL)');
       this.#transaction(() => {
         const row = this.#db.prepare('SELECT MAX(version) AS v FROM ledger_migrations').get() as { v: number | null };

@@ -86,7 +86,7 @@ export class SqliteResponseBackend implements ResponseStoreBackend {
 
   constructor(options: SqliteBackendOptions) {
     this.#db = new DatabaseSync(options.path);
-    this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${OPEN_BUSY_TIMEOUT_MS};`);
+    this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; PRAGMA busy_timeout = ${OPEN_BUSY_TIMEOUT_MS};`);
     this.#db.exec(SCHEMA);
     this.#db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.#lock = new LockWatch(`state file ${options.path} (stored responses)`, options.log ?? { warn() {}, info() {} });

@@ -14,6 +14,10 @@
  *   BREAKDOWN_WARMUP    requests before each case's count (default 3000)
  *   BREAKDOWN_SERVERS   which servers, comma-separated (default gateway,hop,floor)
  *   BREAKDOWN_CONFIG    a gateway.yaml for the gateway instead of the benchmark's (bench/servers.ts)
+ *   BREAKDOWN_CACHE    callgrind's cache simulation with these caches, e.g. "--I1=32768,8,64
+ *                      --D1=49152,12,64 --LL=2097152,16,64": misses per request and an estimate of
+ *                      cycles (Ir + 10 per L1 miss + 100 per last-level miss, cachegrind's rule of
+ *                      thumb) for each server, to see what a CPU with smaller caches does to each
  *   BENCH_GATEWAY_ROOT  the checkout whose gateway is measured (default: this one)
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -30,6 +34,7 @@ import { partCosts } from './parts.ts';
 const REQUESTS = Number(process.env.BREAKDOWN_REQUESTS ?? 300);
 const WARMUP = Number(process.env.BREAKDOWN_WARMUP ?? 3000);
 const SERVERS = (process.env.BREAKDOWN_SERVERS ?? 'gateway,hop,floor').split(',');
+const CACHE = process.env.BREAKDOWN_CACHE?.split(/\s+/).filter(Boolean);
 const HEAP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25'];
 
 const CASES = {
@@ -56,7 +61,7 @@ async function startCounted(dir: string, name: string, args: string[], port: num
   const out = path.join(dir, `cg-${name}`);
   const log = openSync(path.join(dir, `${name}.log`), 'a');
   // Instrumentation off until a count starts: start-up and warm-up run several times faster.
-  const valgrind = ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', `--callgrind-out-file=${out}`];
+  const valgrind = ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', `--callgrind-out-file=${out}`, ...(CACHE ? ['--cache-sim=yes', ...CACHE] : [])];
   const node = [process.execPath, ...HEAP_FLAGS, '--perf-basic-prof', '--interpreted-frames-native-stack', ...args];
   const child = spawn('taskset', ['-c', String(SERVER_CORE), ...valgrind, ...node], { cwd, stdio: ['ignore', log, log], env });
   const url = `http://127.0.0.1:${port}`;
@@ -160,6 +165,30 @@ function partsTable(profile: Profile): string[] {
   return rows;
 }
 
+/** Misses per request under the simulated caches, and cycles estimated from them (BREAKDOWN_CACHE). */
+function cacheTable(counted: Counted[]): string[] {
+  const rows = [
+    `## Simulated caches: ${CACHE?.join(' ')}`,
+    '',
+    'Per request, every instruction (GC and JIT included); estimated cycles = instructions + 10 × L1 misses + 100 × last-level misses.',
+    '',
+    '| case | server | instructions | L1 misses (I1 + D1 read + D1 write) | last-level misses | estimated cycles | vs hop |',
+    '|---|---|---:|---:|---:|---:|---:|',
+  ];
+  const cycles = (e: Record<string, number>) => (e.Ir ?? 0) + 10 * l1(e) + 100 * ll(e);
+  const l1 = (e: Record<string, number>) => (e.I1mr ?? 0) + (e.D1mr ?? 0) + (e.D1mw ?? 0);
+  const ll = (e: Record<string, number>) => (e.ILmr ?? 0) + (e.DLmr ?? 0) + (e.DLmw ?? 0);
+  for (const c of RUN) {
+    const hop = counted.find((x) => x.server === 'hop')?.profiles[c].events;
+    for (const x of counted) {
+      const e = x.profiles[c].events;
+      const ratio = hop ? `${(cycles(e) / cycles(hop)).toFixed(2)}×` : '';
+      rows.push(`| ${CASES[c].title} | ${x.server} | ${fmt((e.Ir ?? 0) / REQUESTS)} | ${fmt(l1(e) / REQUESTS)} | ${fmt(ll(e) / REQUESTS)} | ${fmt(cycles(e) / REQUESTS)} | ${ratio} |`);
+    }
+  }
+  return rows;
+}
+
 function topTable(profile: Profile, key: 'self' | 'inclusive', limit: number): string[] {
   const rows = [`| ${key} instructions per request | function |`, '|---:|---|'];
   for (const f of [...profile.functions.values()].sort((a, b) => b[key] - a[key]).slice(0, limit)) rows.push(`| ${fmt(f[key] / REQUESTS)} | \`${f.name.slice(0, 140)}\` |`);
@@ -215,6 +244,7 @@ async function main(): Promise<void> {
   }
   for (const other of counted.filter((x) => x.server !== 'gateway'))
     if (other.profiles.plain) lines.push('', `## Heaviest functions of the ${other.server}, ${CASES.plain.title}`, '', ...topTable(other.profiles.plain, 'self', 15));
+  if (CACHE) lines.push('', ...cacheTable(counted));
   const report = `${lines.join('\n')}\n`;
   process.stdout.write(report);
   if (!process.env.BREAKDOWN_SERVERS && !process.env.BREAKDOWN_CASES) writeFileSync(path.join(ROOT, 'bench', 'results', 'breakdown-latest.md'), report);

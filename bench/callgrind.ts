@@ -16,6 +16,8 @@ export interface FunctionCost {
 
 export interface Profile {
   total: number;
+  /** Every event's total over the dump, by callgrind's name (Ir; with --cache-sim also I1mr, D1mr, D1mw, ILmr, DLmr, DLmw). */
+  events: Record<string, number>;
   functions: Map<string, FunctionCost>;
   /** Inclusive cost of the calls from each function to each other one. */
   calls: Map<string, Map<string, number>>;
@@ -100,12 +102,17 @@ export function readProfile(file: string, perfMapFile?: string): Profile {
   let callee: string | undefined;
   let inCall = false;
   let total = 0;
+  let names: string[] = ['Ir'];
+  const events: Record<string, number> = {};
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (!line) continue;
     const c = line.charCodeAt(0);
     const isCost = (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 42; // digit, +, -, *
     if (isCost) {
-      const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+      // "<line> <Ir> [<other events>…]": instructions are the first event (trailing zeros may be left off).
+      const first = line.indexOf(' ');
+      const second = line.indexOf(' ', first + 1);
+      const value = Number(line.slice(first + 1, second < 0 ? undefined : second));
       if (!fn || !Number.isFinite(value)) continue;
       if (inCall) {
         if (callee !== undefined && callee !== fn.name) {
@@ -123,6 +130,13 @@ export function readProfile(file: string, perfMapFile?: string): Profile {
     } else if (line.startsWith('fn=')) fn = cost(named(line.slice(3)));
     else if (line.startsWith('cfn=')) callee = named(line.slice(4));
     else if (line.startsWith('calls=')) inCall = true;
+    else if (line.startsWith('events:')) names = line.slice(7).trim().split(/\s+/);
+    else if (line.startsWith('summary:') || line.startsWith('totals:'))
+      line
+        .slice(line.indexOf(':') + 1)
+        .trim()
+        .split(/\s+/)
+        .forEach((v, i) => (events[names[i]] = Number(v)));
   }
-  return { total, functions, calls };
+  return { total, events, functions, calls };
 }

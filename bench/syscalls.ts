@@ -9,7 +9,7 @@
  *   SYSCALLS_REQUESTS  counted requests per case (default 2000), after SYSCALLS_WARMUP (2000)
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
@@ -19,6 +19,8 @@ import { KEY, pinSelf, type Server, startFloor, startGateway, startHop, startUps
 
 const REQUESTS = Number(process.env.SYSCALLS_REQUESTS ?? 2000);
 const WARMUP = Number(process.env.SYSCALLS_WARMUP ?? 2000);
+/** Not a system call: the context switches row, kept apart from the calls' sum. */
+const SWITCHES = '(context switches, all threads)';
 const CASES = [
   { name: 'non-streamed, 10 connections', body: BODIES.plain, connections: 10 },
   { name: 'streamed (20 events), 10 connections', body: BODIES.stream, connections: 10 },
@@ -53,11 +55,28 @@ async function send(url: string, body: string, connections: number, total: numbe
   await pool.close();
 }
 
-/** strace -c over `total` requests: calls per request by system call name. */
+/** Context switches of every thread of a process so far (voluntary: a thread waited; involuntary: it was preempted). */
+function contextSwitches(pid: number): number {
+  let sum = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      for (const m of readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8').matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)) sum += Number(m[1]);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return sum;
+}
+
+/** Context switches per request (without strace), then strace -c: calls per request by system call name. */
 async function count(server: Server, c: (typeof CASES)[number]): Promise<Map<string, number>> {
   await send(server.url, c.body, c.connections, WARMUP);
+  const pid = servingPid(server.pid);
+  const before = contextSwitches(pid);
+  await send(server.url, c.body, c.connections, REQUESTS);
+  const switches = (contextSwitches(pid) - before) / REQUESTS;
   const out = path.join(tmpdir(), `switchyard-syscalls-${process.pid}-${server.name}.txt`);
-  const strace: ChildProcess = spawn('strace', ['-f', '-c', '-o', out, '-p', String(servingPid(server.pid))], { stdio: 'ignore' });
+  const strace: ChildProcess = spawn('strace', ['-f', '-c', '-o', out, '-p', String(pid)], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 1000));
   await send(server.url, c.body, c.connections, REQUESTS);
   const done = new Promise((r) => strace.once('exit', r));
@@ -69,6 +88,7 @@ async function count(server: Server, c: (typeof CASES)[number]): Promise<Map<str
     if (m && m[2] !== 'total') calls.set(m[2], Number(m[1]) / REQUESTS);
   }
   rmSync(out, { force: true });
+  calls.set(SWITCHES, switches);
   return calls;
 }
 
@@ -102,7 +122,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   const fmt = (n: number) => n.toFixed(2);
-  const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  const sum = (m: Map<string, number>) => [...m].reduce((a, [name, v]) => (name === SWITCHES ? a : a + v), 0);
   const lines = [
     '# System calls per request (strace -c, every thread of the serving process)',
     '',
@@ -111,9 +131,16 @@ async function main(): Promise<void> {
     `| case | ${results.map((r) => r.server).join(' | ')} |`,
     `|---|${results.map(() => '---:').join('|')}|`,
     ...CASES.map((c, i) => `| ${c.name} | ${results.map((r) => fmt(sum(r.cases[i]))).join(' | ')} |`),
+    '',
+    'Context switches per request, every thread, counted in a run without strace (/proc/<pid>/task/*/status):',
+    '',
+    `| case | ${results.map((r) => r.server).join(' | ')} |`,
+    `|---|${results.map(() => '---:').join('|')}|`,
+    ...CASES.map((c, i) => `| ${c.name} | ${results.map((r) => fmt(r.cases[i].get(SWITCHES) ?? 0)).join(' | ')} |`),
   ];
   for (const [i, c] of CASES.entries()) {
     const names = new Set(results.flatMap((r) => [...r.cases[i].keys()]));
+    names.delete(SWITCHES);
     const rows = [...names].map((n) => ({ n, v: results.map((r) => r.cases[i].get(n) ?? 0) })).filter((r) => r.v.some((v) => v >= 0.01));
     rows.sort((a, b) => b.v[b.v.length - 1] - a.v[a.v.length - 1]);
     lines.push('', `## ${c.name}: by call`, '', `| call | ${results.map((r) => r.server).join(' | ')} |`, `|---|${results.map(() => '---:').join('|')}|`);

@@ -3,7 +3,8 @@
  * any Node hop) and the stack's floor (bench/floor.ts: fastify + undici doing the same JSON
  * work), all in front of the same fake upstream, all on 127.0.0.1. `-- --breakdown`: instructions
  * per request and per part under callgrind instead (bench/breakdown.ts); `-- --syscalls`: system
- * calls per request by name, under strace (bench/syscalls.ts).
+ * calls per request by name, under strace (bench/syscalls.ts); `-- --soak`: the 10-minute memory
+ * soak alone (bench/soak.ts).
  *
  * The load generator (this process) and the upstream are pinned to core 0, each server under
  * test to core 1 (taskset). Each round, the servers' runs are cut into blocks that take turns
@@ -265,6 +266,7 @@ async function countRows(url: string): Promise<number> {
 // --breakdown: instructions per request and per part, under callgrind (bench/breakdown.ts).
 if (process.argv.includes('--breakdown')) await import('./breakdown.ts');
 else if (process.argv.includes('--syscalls')) await import('./syscalls.ts');
+else if (process.argv.includes('--soak')) await import('./soak.ts');
 else
   main().catch((err: unknown) => {
     console.error(err);

@@ -18,6 +18,9 @@
  *                      --D1=49152,12,64 --LL=2097152,16,64": misses per request and an estimate of
  *                      cycles (Ir + 10 per L1 miss + 100 per last-level miss, cachegrind's rule of
  *                      thumb) for each server, to see what a CPU with smaller caches does to each
+ *   BREAKDOWN_FUNCTIONS a regular expression: the inclusive instructions per request of the
+ *                      functions it matches (one change's own effect, below the run-to-run noise
+ *                      of the parts, which move with GC and with how many rows a flush writes)
  *   BENCH_GATEWAY_ROOT  the checkout whose gateway is measured (default: this one)
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -189,6 +192,14 @@ function cacheTable(counted: Counted[]): string[] {
   return rows;
 }
 
+/** Inclusive and self instructions per request of the functions whose names match. */
+function matching(profile: Profile, pattern: RegExp): string[] {
+  const rows = ['| inclusive per request | self per request | function |', '|---:|---:|---|'];
+  const found = [...profile.functions.values()].filter((f) => pattern.test(f.name)).sort((a, b) => b.inclusive - a.inclusive);
+  for (const f of found.slice(0, 40)) rows.push(`| ${fmt(f.inclusive / REQUESTS)} | ${fmt(f.self / REQUESTS)} | \`${f.name.slice(0, 140)}\` |`);
+  return rows;
+}
+
 function topTable(profile: Profile, key: 'self' | 'inclusive', limit: number): string[] {
   const rows = [`| ${key} instructions per request | function |`, '|---:|---|'];
   for (const f of [...profile.functions.values()].sort((a, b) => b[key] - a[key]).slice(0, limit)) rows.push(`| ${fmt(f[key] / REQUESTS)} | \`${f.name.slice(0, 140)}\` |`);
@@ -245,6 +256,8 @@ async function main(): Promise<void> {
   for (const other of counted.filter((x) => x.server !== 'gateway'))
     if (other.profiles.plain) lines.push('', `## Heaviest functions of the ${other.server}, ${CASES.plain.title}`, '', ...topTable(other.profiles.plain, 'self', 15));
   if (CACHE) lines.push('', ...cacheTable(counted));
+  const wanted = process.env.BREAKDOWN_FUNCTIONS;
+  if (wanted) for (const x of counted) for (const c of RUN) lines.push('', `## Functions matching /${wanted}/: ${x.server}, ${CASES[c].title}`, '', ...matching(x.profiles[c], new RegExp(wanted)));
   const report = `${lines.join('\n')}\n`;
   process.stdout.write(report);
   if (!process.env.BREAKDOWN_SERVERS && !process.env.BREAKDOWN_CASES) writeFileSync(path.join(ROOT, 'bench', 'results', 'breakdown-latest.md'), report);

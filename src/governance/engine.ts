@@ -88,6 +88,8 @@ export function createEngine(store: ScopeStore, options: EngineOptions): StateBa
   }
 
   return {
+    usageRecords,
+
     async admit(request: AdmitRequest): Promise<AdmitResult> {
       const id = request.id ?? randomUUID();
       const tokens = Math.max(0, Math.ceil(request.tokens));

@@ -42,6 +42,31 @@ describe('engine', () => {
     await engine.close();
   });
 
+  it('writes no usage records when the ledger keeps them: a key without limits settles nothing, a limited one its spend only', async () => {
+    const { store, state } = flakyStore();
+    const engine = createEngine(store, { log: recordingLogger(), usageRecords: false });
+    const free = await engine.admit({ scopes: [], tokens: 10, costUsd: 0.5, now: T0 });
+    const limited = await engine.admit({ scopes, tokens: 10, costUsd: 1, now: T0 });
+    if (free.status !== 'admitted' || limited.status !== 'admitted') throw new Error('not admitted');
+    expect(await engine.settle(free.lease, { usage, costUsd: 0.5, labels: { key: 'free', model: 'm' }, now: T0 })).toBe('settled');
+    expect(await engine.settle(limited.lease, { usage, costUsd: 0.5, labels: { key: 'k', model: 'm' }, now: T0 })).toBe('settled');
+    expect(state.settles.map((s) => ({ scopes: s.scopes, costNano: s.costNano, labels: s.labels }))).toEqual([{ scopes: ['key:k'], costNano: 500_000_000, labels: undefined }]);
+    expect(await store.usageRows('1970-01-01', '2999-12-31')).toEqual([]);
+    expect((await engine.status(scopes, T0))[0]).toMatchObject({ spentUsd: 0.5 });
+    await engine.close();
+  });
+
+  it('writes usage records by default, for a key without limits too', async () => {
+    const { store, state } = flakyStore();
+    const engine = createEngine(store, { log: recordingLogger() });
+    const free = await engine.admit({ scopes: [], tokens: 10, costUsd: 0.5, now: T0 });
+    if (free.status !== 'admitted') throw new Error('not admitted');
+    expect(await engine.settle(free.lease, { usage, costUsd: 0.5, labels: { key: 'free', model: 'm' }, now: T0 })).toBe('settled');
+    expect(state.settles).toHaveLength(1);
+    expect(await store.usageRows('1970-01-01', '2999-12-31')).toMatchObject([{ key: 'free', model: 'm', requests: 1, input: 10, output: 5, costNano: 500_000_000 }]);
+    await engine.close();
+  });
+
   it('makes its own request ids: two requests with the same client id are two requests', async () => {
     const engine = createEngine(new MemoryStore(), { log: recordingLogger() });
     const one: Scope[] = [{ name: 'key:one', limits: { concurrency: 1 } }];

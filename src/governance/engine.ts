@@ -38,9 +38,16 @@ export interface EngineOptions {
   /** Settlements kept while the store is down. */
   maxQueued?: number;
   retryEveryMs?: number;
+  /**
+   * Whether settlements write usage records (default true). False when the request ledger keeps
+   * them (its rows answer the usage report): a lease that counts against nothing then has nothing
+   * to settle, and a request of a key without limits costs the store nothing.
+   */
+  usageRecords?: boolean;
 }
 
 const NOTHING: TokenUsage = { input: 0, cachedInput: 0, cacheWrite: 0, output: 0 };
+const SETTLED: Promise<SettleOutcome> = Promise.resolve('settled');
 
 /** Refused before the store is asked: a budget cannot be kept on a request whose price is unknown. */
 function unpricedRefusal(scope: Scope): Refusal {
@@ -56,6 +63,7 @@ function unpricedRefusal(scope: Scope): Refusal {
 export function createEngine(store: ScopeStore, options: EngineOptions): StateBackend {
   const now = options.now ?? Date.now;
   const leaseTtlMs = options.leaseTtlMs ?? 30_000;
+  const usageRecords = options.usageRecords ?? true;
   const held = new LeaseBook();
   const queue = new SettleQueue(store, { log: options.log, max: options.maxQueued ?? 100_000, retryEveryMs: options.retryEveryMs ?? 1_000 });
   const renewal = setInterval(
@@ -80,6 +88,8 @@ export function createEngine(store: ScopeStore, options: EngineOptions): StateBa
   }
 
   return {
+    usageRecords,
+
     async admit(request: AdmitRequest): Promise<AdmitResult> {
       const id = request.id ?? randomUUID();
       const tokens = Math.max(0, Math.ceil(request.tokens));
@@ -122,6 +132,8 @@ export function createEngine(store: ScopeStore, options: EngineOptions): StateBa
 
     settle(lease: Lease, s: Settlement): Promise<SettleOutcome> {
       held.forget(lease.id);
+      // No scope to charge, no reservation to give back, no usage record to write: nothing to settle.
+      if (!usageRecords && !lease.reserved && lease.scopes.length === 0) return SETTLED;
       const u = s.usage;
       return submit({
         id: lease.id,
@@ -132,7 +144,7 @@ export function createEngine(store: ScopeStore, options: EngineOptions): StateBa
         scopes: lease.scopes.map((scope) => scope.name),
         tokens: u.input + u.output,
         costNano: s.costUsd === null ? null : toNano(s.costUsd),
-        labels: s.labels,
+        labels: usageRecords ? s.labels : undefined,
         usage: u,
         mark: true,
         endedAt: Date.now(),

@@ -13,12 +13,16 @@ export interface StateConfig {
   redis?: { url: string; prefix?: string };
   /** memory: the SQLite file that keeps spend and usage across restarts; omitted: this process only. */
   file?: string;
-  /** redis: the request ledger, to rebuild period spend from when Redis loses its data. */
+  /**
+   * The request ledger, when one is kept: its rows answer the usage report, so settlements write
+   * no usage records of their own; with Redis, what rebuilds period spend when Redis lost its data.
+   */
   spend?: SpendSource;
 }
 
 /** Opens the configured backend; a Redis that is down now does not fail this (it reconnects by itself). */
-export async function openStateBackend(config: StateConfig, options: EngineOptions): Promise<StateBackend> {
+export async function openStateBackend(config: StateConfig, engineOptions: EngineOptions): Promise<StateBackend> {
+  const options = config.spend ? { ...engineOptions, usageRecords: false } : engineOptions;
   if (config.backend === 'redis') {
     if (!config.redis?.url) throw new Error('state.redis.url is required with state.backend: redis');
     // ioredis is loaded only for a Redis backend.

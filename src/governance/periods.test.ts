@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayId, dayRange, periodEnd, periodId } from './periods.ts';
+import { DAY_MS, dayId, dayRange, periodEnd, periodId } from './periods.ts';
 
 describe('calendar periods (UTC)', () => {
   const lastMsOfJanuary = Date.UTC(2026, 0, 31, 23, 59, 59, 999);
@@ -25,6 +25,17 @@ describe('calendar periods (UTC)', () => {
     expect(periodEnd('monthly', Date.UTC(2024, 1, 10))).toBe(Date.UTC(2024, 2, 1));
     expect(periodEnd('monthly', Date.UTC(2025, 11, 31))).toBe(Date.UTC(2026, 0, 1));
     expect(periodEnd('total', february)).toBeNull();
+  });
+
+  it('names each day the same whether asked again or after another day (the last one is remembered)', () => {
+    const day = Date.UTC(2026, 2, 14);
+    expect(dayId(day + 5)).toBe('2026-03-14');
+    expect(dayId(day + DAY_MS - 1)).toBe('2026-03-14');
+    expect(dayId(day + DAY_MS)).toBe('2026-03-15');
+    expect(dayId(day - 1)).toBe('2026-03-13');
+    expect(dayId(day)).toBe('2026-03-14');
+    expect(dayId(-1)).toBe('1969-12-31');
+    expect(dayId(0)).toBe('1970-01-01');
   });
 
   it('lists days across a leap day', () => {

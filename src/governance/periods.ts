@@ -10,9 +10,19 @@ export const DAY_MS = 86_400_000;
 
 export const PERIODS: readonly BudgetPeriod[] = ['daily', 'weekly', 'monthly', 'total'];
 
+/** The last day named, [start, start + DAY_MS): every request of a day names the same one. */
+let lastDayStart = Number.NaN;
+let lastDay = '';
+
 /** `YYYY-MM-DD` of the UTC day containing `ms`. */
 export function dayId(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  // Formatting a date costs thousands of instructions; the ledger and the usage records ask once a request.
+  const start = Math.floor(ms / DAY_MS) * DAY_MS;
+  if (start !== lastDayStart) {
+    lastDay = new Date(start).toISOString().slice(0, 10);
+    lastDayStart = start;
+  }
+  return lastDay;
 }
 
 /** Days since the epoch of the Monday starting the ISO week of `ms` (1970-01-01 was a Thursday). */

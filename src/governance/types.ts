@@ -207,6 +207,8 @@ export interface StateBackend {
   status(scopes: readonly Scope[], now?: number): Promise<ScopeQuota[]>;
   /** Usage buckets by UTC day. Rejects with StateUnavailableError when the store is down. */
   usage(query: UsageQuery): Promise<UsagePage>;
+  /** False when settlements write no usage records (the request ledger keeps them): a request without scopes then needs no lease. */
+  readonly usageRecords?: boolean;
   /** What this instance saw go wrong with the store, for metrics. */
   counts?(): StateCounts;
   /** The state file's lock waits (memory backend; runtime/sqlite.ts LockStats), for metrics. */

@@ -8,7 +8,7 @@ import pg from 'pg';
 import type { UsageRow } from '../governance/store.ts';
 import { periodSpendRowFrom, SPEND_SINCE_SQL, USAGE_SQL, usageRowFrom, type LedgerEngine, type Migration, type PeriodSpendRow, type PeriodStarts } from './engine.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
-import { COLUMNS, rowFrom, valuesOf, type LedgerRow } from './record.ts';
+import { COLUMNS, rowFrom, writeValues, type LedgerRow, type LedgerValue } from './record.ts';
 
 export interface PostgresOptions {
   /** postgres://user:password@host:port/database (a secret: never logged). */
@@ -68,11 +68,11 @@ export class PostgresLedger implements LedgerEngine {
 
   async insert(rows: readonly LedgerRow[]): Promise<void> {
     if (rows.length === 0) return;
-    const values: unknown[] = [];
+    const values: LedgerValue[] = [];
     const tuples: string[] = [];
     for (const r of rows) {
       const start = values.length;
-      values.push(...valuesOf(r));
+      writeValues(r, values, start);
       tuples.push(`(${COLUMNS.map((_, i) => `$${start + i + 1}`).join(', ')})`);
     }
     await this.#pool.query(`INSERT INTO switchyard_requests (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (entry) DO NOTHING`, values);

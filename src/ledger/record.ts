@@ -83,35 +83,37 @@ export const COLUMNS = [
 
 export type LedgerValue = string | number | null;
 
-export function valuesOf(r: LedgerRow): LedgerValue[] {
-  return [
-    r.entry,
-    r.id,
-    r.at,
-    // The UTC day reports group by, made here by the writer rather than on the serving thread.
-    dayId(r.at),
-    r.key,
-    r.team,
-    r.model,
-    r.provider,
-    r.targetModel,
-    r.ingress,
-    r.operation,
-    r.status,
-    r.errorCode,
-    r.inputTokens,
-    r.cachedTokens,
-    r.cacheWriteTokens,
-    r.outputTokens,
-    r.costNano,
-    r.costNote,
-    r.usageSource,
-    r.durationMs,
-    r.ttftMs,
-    r.attempts,
-    r.cache,
-    r.savedNano,
-  ];
+/**
+ * Writes the row's values in COLUMNS order into `into` from index `at`: a batch's parameters go
+ * into one array, with no array of its own per row.
+ */
+export function writeValues(r: LedgerRow, into: LedgerValue[], at: number): void {
+  into[at] = r.entry;
+  into[at + 1] = r.id;
+  into[at + 2] = r.at;
+  // The UTC day reports group by, made here by the writer rather than on the serving thread.
+  into[at + 3] = dayId(r.at);
+  into[at + 4] = r.key;
+  into[at + 5] = r.team;
+  into[at + 6] = r.model;
+  into[at + 7] = r.provider;
+  into[at + 8] = r.targetModel;
+  into[at + 9] = r.ingress;
+  into[at + 10] = r.operation;
+  into[at + 11] = r.status;
+  into[at + 12] = r.errorCode;
+  into[at + 13] = r.inputTokens;
+  into[at + 14] = r.cachedTokens;
+  into[at + 15] = r.cacheWriteTokens;
+  into[at + 16] = r.outputTokens;
+  into[at + 17] = r.costNano;
+  into[at + 18] = r.costNote;
+  into[at + 19] = r.usageSource;
+  into[at + 20] = r.durationMs;
+  into[at + 21] = r.ttftMs;
+  into[at + 22] = r.attempts;
+  into[at + 23] = r.cache;
+  into[at + 24] = r.savedNano;
 }
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

@@ -55,8 +55,8 @@ afterEach(async () => {
   for (const b of backends.splice(0)) await b.close();
 });
 
-function setup(options: { onUnavailable?: 'closed' | 'open'; down?: boolean } = {}) {
-  const backend = createEngine(options.down ? new DownStore() : new MemoryStore(), { log: recordingLogger() });
+function setup(options: { onUnavailable?: 'closed' | 'open'; down?: boolean; usageRecords?: boolean } = {}) {
+  const backend = createEngine(options.down ? new DownStore() : new MemoryStore(), { log: recordingLogger(), usageRecords: options.usageRecords });
   backends.push(backend);
   const a1 = targetOf(
     fakeProvider(async () => ({ kind: 'json', body: {}, headers: {} })),
@@ -262,6 +262,42 @@ describe('Governor.finish', () => {
     expect(x.costUsd).toBe(costOf(PRICE, usage));
     const page = await backend.usage({ startTime: since(), groupBy: ['key'] });
     expect(page.data.flatMap((d) => d.results)).toEqual([expect.objectContaining({ key: 'alice', input_tokens: usage.input, output_tokens: 101 })]);
+  });
+
+  it('with the usage in the ledger, a request with nothing to count takes no lease, and is still charged its estimate when it reported no usage', async () => {
+    const { backend, governor, a1, request } = setup({ usageRecords: false });
+    const target = targetOf(
+      fakeProvider(async () => ({
+        kind: 'stream',
+        headers: {},
+        events: (async function* () {
+          yield chunkOf('partial');
+        })(),
+      })),
+      { model: 'a-2', price: PRICE },
+    );
+    const x = request('carol');
+    expect(await governor.admit(x, target)).toBeUndefined();
+    expect(x.hold).toBeUndefined();
+    expect(Object.keys(x.responseHeaders).filter((h) => h.startsWith('x-ratelimit'))).toEqual([]);
+    const attempt = new Attempt(x, target, TIMEOUTS);
+    await attempt.send();
+    attempt.translate();
+    await attempt.complete();
+    x.delivered = { chars: 401 };
+    await governor.finish(x);
+    const usage = { input: tokenEstimate(x.body).prompt, cachedInput: 0, cacheWrite: 0, output: 101 };
+    expect(x.estimatedUsage).toEqual(usage);
+    expect(x.costUsd).toBe(costOf(PRICE, usage));
+    expect((await backend.usage({ startTime: since(), groupBy: ['key'] })).data.flatMap((d) => d.results)).toEqual([]);
+    // A target with limits of its own still takes a lease (its concurrency slot), and a key with limits too.
+    const y = request('carol');
+    expect(await governor.admit(y, a1)).toBeUndefined();
+    expect(y.hold?.lease.scopes.map((s) => s.name)).toEqual(['target:acme/a-1']);
+    expect((await governor.admit(request('carol'), a1))?.reason).toContain('concurrency');
+    const z = request('alice');
+    expect(await governor.admit(z, target)).toBeUndefined();
+    expect(z.hold?.lease.scopes.map((s) => s.name)).toEqual(['key:alice', 'team:search']);
   });
 
   it('releases when nothing was used: no usage booked, the concurrency slot free again', async () => {

@@ -21,6 +21,7 @@ import {
   type Refusal,
   type Scope,
   type StateBackend,
+  type TokenUsage,
 } from '../governance/index.ts';
 import type { ModelRoute, RouteTarget } from '../plugin-api.ts';
 import type { Exchange, Limits, TargetSkip } from './exchange.ts';
@@ -65,6 +66,8 @@ export class Governor implements Limits {
     const keyScopes = x.key ? (this.#keys.get(x.key.name)?.scopes ?? []) : [];
     const targetScope = this.#targets.get(target);
     const scopes = targetScope ? [...keyScopes, targetScope] : keyScopes;
+    // Nothing to count against, nothing held, usage booked by the ledger: no lease to take or settle.
+    if (scopes.length === 0 && !held && this.#backend.usageRecords === false) return undefined;
     // Nothing to count against (a key without limits), or a token count (a request, no tokens): no estimate to make.
     const estimate = scopes.length === 0 || x.operation === 'count_tokens' ? undefined : (held?.estimate ?? tokenEstimate(x.body));
     const previous = held?.target && this.#targets.get(held.target);
@@ -117,18 +120,22 @@ export class Governor implements Limits {
    */
   async finish(x: Exchange): Promise<void> {
     const hold = x.hold;
-    if (!hold) return;
-    x.hold = undefined;
-    let usage = x.usage ? tokenUsageOf(x.usage) : undefined;
     const reached = x.triedCount > 0;
+    // No lease and no upstream reached (a cache hit, a refusal): nothing to charge or settle.
+    if (!hold && !reached) return;
+    x.hold = undefined;
     // An answer without a usage report (an abandoned stream; older vLLM, Ollama or LM Studio builds
     // and some proxies send none) is charged its prompt estimate and what it delivered: never free.
-    const delivered = reached && !usage ? deliveredChars(x) : undefined;
+    // A request admitted without a lease (no limits) gets the same estimate, for the ledger's row.
+    const delivered = reached && !x.usage ? deliveredChars(x) : undefined;
+    let estimated: TokenUsage | undefined;
     if (delivered !== undefined) {
-      usage = { input: (hold.estimate ?? tokenEstimate(x.body)).prompt, cachedInput: 0, cacheWrite: 0, output: Math.ceil(delivered / CHARS_PER_TOKEN) };
-      x.costUsd = costOf(x.attempt?.target.price, usage);
-      x.estimatedUsage = usage;
+      estimated = { input: (hold?.estimate ?? tokenEstimate(x.body)).prompt, cachedInput: 0, cacheWrite: 0, output: Math.ceil(delivered / CHARS_PER_TOKEN) };
+      x.costUsd = costOf(x.attempt?.target.price, estimated);
+      x.estimatedUsage = estimated;
     }
+    if (!hold) return;
+    const usage = x.usage ? tokenUsageOf(x.usage) : estimated;
     if (!usage) {
       await this.#backend.release(hold.lease);
       return;

@@ -73,7 +73,8 @@ export class ClusterWorker {
       readiness: () => ({ worker: { id: this.id, pid: process.pid } }),
       openState: async (config, configDir, log, clock, ledger) => {
         if (config.backend !== 'memory') return openState(config, configDir, log, clock, ledger);
-        return createEngine(new IpcStore({ channel: primaryChannel, log }), { log, now: clock ? () => clock.now() : undefined, leaseTtlMs: config.leaseTtlMs });
+        // With a request ledger its rows answer the usage report: no usage records go to the primary.
+        return createEngine(new IpcStore({ channel: primaryChannel, log }), { log, now: clock ? () => clock.now() : undefined, leaseTtlMs: config.leaseTtlMs, usageRecords: !ledger });
       },
     };
   }

@@ -67,6 +67,8 @@ interface KeyLabels {
   byModel: Map<string, { input: TokenLabels; output: TokenLabels; cost: CostLabels }>;
   /** By alias, provider, status and code. */
   requests: Map<string, RequestLabels>;
+  /** The label set of this key's last request: most requests of a key look like its last, found without building a map key. */
+  last?: RequestLabels;
 }
 type CostLabels = Readonly<{ key: string; team: string; model: string }>;
 type TokenLabels = Readonly<{ key: string; team: string; model: string; type: string }>;
@@ -338,9 +340,12 @@ export class GatewayMetrics implements GatewayObserver {
 
   /** Every value comes from gateway.yaml or a fixed set, so the map stays as small as the series. */
   #requestLabels(who: KeyLabels, model: string, provider: string, status: string, code: string): RequestLabels {
+    const last = who.last;
+    if (last && last.model === model && last.provider === provider && last.status === status && last.code === code) return last;
     const id = `${model}\n${provider}\n${status}\n${code}`;
     let labels = who.requests.get(id);
     if (!labels) who.requests.set(id, (labels = Object.freeze({ key: who.key, team: who.team, model, provider, status, code })));
+    who.last = labels;
     return labels;
   }
 

@@ -62,7 +62,9 @@ it('renders every histogram as prom-client renders the same observations, across
   expect((await ask('fail', 'failing')).status).toBe(502);
   expect((await t.gateway.reload('test')).ok).toBe(true);
   expect((await ask('hello', 'plain')).status).toBe(200);
-  await settledScrape(t.gateway.metricsUrl!, 4);
+  // Right after a success on the same alias: a label set that differs only in status and code.
+  expect((await ask('fail', 'plain')).status).toBe(502);
+  await settledScrape(t.gateway.metricsUrl!, 5);
   const text = (await scrape(t.gateway.metricsUrl!)).text;
 
   // Tokens are known: chat-basic uses 14 + 7, the recorded stream 17 + 13. Values and lines alike.
@@ -82,6 +84,7 @@ it('renders every histogram as prom-client renders the same observations, across
   const durations = await reference(text, 'gen_ai_client_operation_duration_seconds', [...GENAI_LABELS, 'error_type'], BUCKETS.operationDuration, (h) => {
     h.observe(genAi('plain'), 1);
     h.observe({ ...genAi('failing'), error_type: 'upstream_error' }, 1);
+    h.observe({ ...genAi('plain'), error_type: 'upstream_error' }, 1);
   });
   expect(unvalued(block(text, 'gen_ai_client_operation_duration_seconds'))).toEqual(unvalued(durations));
   const ttft = await reference(text, 'gen_ai_server_time_to_first_token_seconds', GENAI_LABELS, BUCKETS.timeToFirstToken, (h) => h.observe(genAi('plain'), 1));
@@ -90,14 +93,18 @@ it('renders every histogram as prom-client renders the same observations, across
   expect(unvalued(block(text, 'switchyard_overhead_seconds'))).toEqual(unvalued(overhead));
 
   const m = parseExposition(text);
-  expect(sumOf(m, 'gen_ai_client_operation_duration_seconds_count', genAi('plain'))).toBe(3);
-  expect(sumOf(m, 'gen_ai_client_operation_duration_seconds_count', { error_type: 'upstream_error' })).toBe(1);
-  expect(sumOf(m, 'switchyard_overhead_seconds_count')).toBe(4);
+  expect(sumOf(m, 'gen_ai_client_operation_duration_seconds_count', genAi('plain'))).toBe(4);
+  expect(sumOf(m, 'gen_ai_client_operation_duration_seconds_count', { error_type: 'upstream_error' })).toBe(2);
+  expect(sumOf(m, 'switchyard_overhead_seconds_count')).toBe(5);
+  const requests = { key: 'dev', model: 'plain', provider: 'a' };
+  expect(sumOf(m, 'switchyard_requests_total', { ...requests, status: '200', code: 'ok' })).toBe(3);
+  expect(sumOf(m, 'switchyard_requests_total', { ...requests, status: '502', code: 'upstream_error' })).toBe(1);
   // Buckets are cumulative and end at the count.
   for (const name of ['gen_ai_client_operation_duration_seconds', 'switchyard_overhead_seconds']) {
     const buckets = m.filter((s) => s.name === `${name}_bucket` && s.labels.error_type === undefined);
     for (let i = 1; i < buckets.length; i++) expect(buckets[i].value).toBeGreaterThanOrEqual(buckets[i - 1].value);
     expect(buckets.at(-1)?.labels.le).toBe('+Inf');
-    expect(buckets.at(-1)?.value).toBe(sumOf(m, `${name}_count`, name.startsWith('gen_ai') ? genAi('plain') : {}));
+    const count = m.find((s) => s.name === `${name}_count` && s.labels.error_type === undefined);
+    expect(buckets.at(-1)?.value).toBe(count?.value);
   }
 });

@@ -7,13 +7,14 @@
  * Per request the work is a handful of map look-ups and additions, once, when it ends; the
  * gauges that describe state (target breakers, config generation) are read only when scraped.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GatewayConfig } from '../config/types.ts';
 import type { StateBackend } from '../governance/index.ts';
 import type { AttemptRecord, Clock, KeyIdentity, ModelRoute, Operation, RouteTarget, RuntimeView } from '../plugin-api.ts';
 import type { ExchangeView } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import { BufferedCounter } from './counter-buffer.ts';
+import { NO_LABELS, SeriesHistogram } from './series-histogram.ts';
 import { BUCKETS, OPERATION_CHAT, OPERATION_EMBEDDINGS } from './semconv.ts';
 import { OTHER, codeLabel, droppedFieldLabel, keyLabel, modelLabel, NONE, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
 import { registerIdentityMetrics, type ProviderHandles } from './identity-metrics.ts';
@@ -28,11 +29,13 @@ export type AttemptOutcome = 'succeeded' | 'retried' | 'failed_over' | 'failed' 
 
 const GENAI_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;
 type GenAiLabels = Record<(typeof GENAI_LABELS)[number], string>;
-/** An (alias, target)'s GenAI labels, and with the token type added for the token histogram. */
+/** An (alias, target)'s GenAI labels, with the token type added for the token histogram, and with each error type seen. */
 interface GenAiLabelSets {
   base: GenAiLabels;
   input: GenAiLabels & { gen_ai_token_type: string };
   output: GenAiLabels & { gen_ai_token_type: string };
+  /** By error code: catalogue codes or _other, so as few as the catalogue. */
+  failed: Map<string, GenAiLabels & { error_type: string }>;
 }
 
 /** Node's process metrics are the process's, not a gateway's: one registry for all gateways in it. */
@@ -64,9 +67,12 @@ interface KeyLabels {
   byModel: Map<string, { input: TokenLabels; output: TokenLabels; cost: CostLabels }>;
   /** By alias, provider, status and code. */
   requests: Map<string, RequestLabels>;
+  /** The label set of this key's last request: most requests of a key look like its last, found without building a map key. */
+  last?: RequestLabels;
 }
 type CostLabels = Readonly<{ key: string; team: string; model: string }>;
 type TokenLabels = Readonly<{ key: string; team: string; model: string; type: string }>;
+type AttemptLabels = Readonly<{ provider: string; target: string; outcome: AttemptOutcome }>;
 type RequestLabels = Readonly<{ key: string; team: string; model: string; provider: string; status: string; code: string }>;
 
 /** What the guardrails stage annotates (src/guardrails/policy.ts `Verdict`), as far as metrics read it. */
@@ -83,19 +89,23 @@ export class GatewayMetrics implements GatewayObserver {
   /** GenAI label sets per target and alias: built once, shared by every request routed there. */
   readonly #genAiLabels = new WeakMap<RouteTarget, Map<ModelRoute, { chat?: GenAiLabelSets; embeddings?: GenAiLabelSets }>>();
 
-  readonly #operationDuration: Histogram<(typeof GENAI_LABELS)[number] | 'error_type'>;
-  readonly #tokenUsage: Histogram<(typeof GENAI_LABELS)[number] | 'gen_ai_token_type'>;
-  readonly #timeToFirstToken: Histogram<(typeof GENAI_LABELS)[number]>;
+  // Histograms whose series are bound to label objects made once (./series-histogram.ts).
+  readonly #operationDuration: SeriesHistogram<(typeof GENAI_LABELS)[number] | 'error_type'>;
+  readonly #tokenUsage: SeriesHistogram<(typeof GENAI_LABELS)[number] | 'gen_ai_token_type'>;
+  readonly #timeToFirstToken: SeriesHistogram<(typeof GENAI_LABELS)[number]>;
   // The three counters every request adds to are buffered (./counter-buffer.ts).
   readonly #requests: BufferedCounter<'key' | 'team' | 'model' | 'provider' | 'status' | 'code'>;
-  readonly #attempts: Counter<'provider' | 'target' | 'outcome'>;
-  readonly #inFlight: Gauge;
+  readonly #attempts: BufferedCounter<'provider' | 'target' | 'outcome'>;
+  /** Attempt label sets by provider, model and outcome (gateway.yaml names, a fixed set): made once. */
+  readonly #attemptLabels = new Map<string, Map<string, Partial<Record<AttemptOutcome, AttemptLabels>>>>();
+  /** Read by the in-flight gauge when scraped. */
+  #inFlight = 0;
   readonly #cost: BufferedCounter<'key' | 'team' | 'model'>;
   readonly #tokens: BufferedCounter<'key' | 'team' | 'model' | 'type'>;
   readonly #refusals: Counter<'key' | 'team' | 'reason' | 'scope'>;
   readonly #reloads: Counter<'result'>;
   readonly #lastReloadOk: Gauge;
-  readonly #overhead: Histogram;
+  readonly #overhead: SeriesHistogram<never>;
   readonly #unknownRoutes: Counter<'method' | 'status'>;
   readonly #dropped: Counter<'ingress' | 'field'>;
   readonly #guardrails: Counter<'rule' | 'action' | 'site'>;
@@ -109,25 +119,25 @@ export class GatewayMetrics implements GatewayObserver {
   constructor(source: MetricsSource) {
     this.#source = source;
     const registers = [this.registry];
-    this.#operationDuration = new Histogram({
+    this.#operationDuration = new SeriesHistogram({
       name: 'gen_ai_client_operation_duration_seconds',
       help: 'GenAI operation duration: one chat request through the gateway, retries and fallbacks included, until its answer ended (OTel gen_ai.client.operation.duration).',
       labelNames: [...GENAI_LABELS, 'error_type'],
-      buckets: [...BUCKETS.operationDuration],
+      buckets: BUCKETS.operationDuration,
       registers,
     });
-    this.#tokenUsage = new Histogram({
+    this.#tokenUsage = new SeriesHistogram({
       name: 'gen_ai_client_token_usage',
       help: 'Number of input and output tokens used per request, as the provider reported them (OTel gen_ai.client.token.usage).',
       labelNames: [...GENAI_LABELS, 'gen_ai_token_type'],
-      buckets: [...BUCKETS.tokenUsage],
+      buckets: BUCKETS.tokenUsage,
       registers,
     });
-    this.#timeToFirstToken = new Histogram({
+    this.#timeToFirstToken = new SeriesHistogram({
       name: 'gen_ai_server_time_to_first_token_seconds',
       help: 'Streams: time from the request arriving to its first chunk being sent (OTel gen_ai.server.time_to_first_token).',
       labelNames: GENAI_LABELS,
-      buckets: [...BUCKETS.timeToFirstToken],
+      buckets: BUCKETS.timeToFirstToken,
       registers,
     });
     this.#requests = new BufferedCounter({
@@ -136,13 +146,21 @@ export class GatewayMetrics implements GatewayObserver {
       labelNames: ['key', 'team', 'model', 'provider', 'status', 'code'],
       registers,
     });
-    this.#attempts = new Counter({
+    this.#attempts = new BufferedCounter({
       name: 'switchyard_attempts_total',
       help: 'Upstream attempts by provider, target (provider/model) and outcome: succeeded, retried (the same target was tried again), failed_over (another target was tried next), failed (the last one), skipped (cooling down or unavailable).',
       labelNames: ['provider', 'target', 'outcome'],
       registers,
     });
-    this.#inFlight = new Gauge({ name: 'switchyard_in_flight_requests', help: 'Chat requests being served now (streams until their last byte).', registers });
+    const inFlight = () => this.#inFlight;
+    new Gauge({
+      name: 'switchyard_in_flight_requests',
+      help: 'Chat requests being served now (streams until their last byte).',
+      registers,
+      collect() {
+        this.set(inFlight());
+      },
+    });
     this.#cost = new BufferedCounter({
       name: 'switchyard_cost_usd_total',
       help: 'USD spent at the configured prices, by key, team and model alias.',
@@ -197,10 +215,10 @@ export class GatewayMetrics implements GatewayObserver {
       aggregator: 'min',
     });
     this.#lastReloadOk.set(1);
-    this.#overhead = new Histogram({
+    this.#overhead = new SeriesHistogram({
       name: 'switchyard_overhead_seconds',
       help: 'Time a request spent in the gateway itself: its whole duration minus the waits for upstreams (retry backoff and writing to a slow client included).',
-      buckets: [...BUCKETS.overhead],
+      buckets: BUCKETS.overhead,
       registers,
     });
     new Gauge({
@@ -262,7 +280,7 @@ export class GatewayMetrics implements GatewayObserver {
   }
 
   requestStarted(): void {
-    this.#inFlight.inc();
+    this.#inFlight++;
   }
 
   unknownRoute(method: string, status: number): void {
@@ -271,13 +289,13 @@ export class GatewayMetrics implements GatewayObserver {
   }
 
   requestEnded(ctx: ExchangeView): void {
-    this.#inFlight.dec();
+    this.#inFlight--;
     const now = performance.now();
     const model = modelLabel(ctx, this.#source.runtime()?.models);
     const code = codeLabel(ctx);
     const who = this.#labelsOfKey(ctx);
     this.#requests.add(this.#requestLabels(who, model, providerLabel(ctx), statusLabel(ctx), code), 1);
-    this.#overhead.observe(overheadMs(ctx, now) / 1000);
+    this.#overhead.observe(NO_LABELS, overheadMs(ctx, now) / 1000);
     const refusal = refusalLabels(ctx);
     if (refusal) this.#refusals.inc({ key: who.key, team: who.team, reason: refusal.reason, scope: refusal.scope });
     this.#countAttempts(ctx.attempts);
@@ -296,7 +314,7 @@ export class GatewayMetrics implements GatewayObserver {
     if (!attempt || !ctx.route) return;
     const genAiSets = this.#genAiLabelsOf(ctx.route, attempt.target, ctx.operation);
     const genAi = genAiSets.base;
-    this.#operationDuration.observe(code === 'ok' ? genAi : { ...genAi, error_type: code }, (now - ctx.startedAt) / 1000);
+    this.#operationDuration.observe(code === 'ok' ? genAi : failedLabels(genAiSets, code), (now - ctx.startedAt) / 1000);
     if (ctx.timing.firstChunkMs !== undefined) this.#timeToFirstToken.observe(genAi, ctx.timing.firstChunkMs / 1000);
     const usage = ctx.usage;
     const perModel = usage || ctx.costUsd ? this.#perModel(who, model) : undefined;
@@ -322,9 +340,12 @@ export class GatewayMetrics implements GatewayObserver {
 
   /** Every value comes from gateway.yaml or a fixed set, so the map stays as small as the series. */
   #requestLabels(who: KeyLabels, model: string, provider: string, status: string, code: string): RequestLabels {
+    const last = who.last;
+    if (last && last.model === model && last.provider === provider && last.status === status && last.code === code) return last;
     const id = `${model}\n${provider}\n${status}\n${code}`;
     let labels = who.requests.get(id);
     if (!labels) who.requests.set(id, (labels = Object.freeze({ key: who.key, team: who.team, model, provider, status, code })));
+    who.last = labels;
     return labels;
   }
 
@@ -347,8 +368,18 @@ export class GatewayMetrics implements GatewayObserver {
   #countAttempts(records: readonly AttemptRecord[]): void {
     for (let i = 0; i < records.length; i++) {
       const r = records[i];
-      this.#attempts.inc({ provider: r.provider, target: targetLabel(r), outcome: attemptOutcome(records, i) });
+      this.#attempts.add(this.#attemptLabelsOf(r, attemptOutcome(records, i)), 1);
     }
+  }
+
+  #attemptLabelsOf(r: AttemptRecord, outcome: AttemptOutcome): AttemptLabels {
+    let byModel = this.#attemptLabels.get(r.provider);
+    if (!byModel) this.#attemptLabels.set(r.provider, (byModel = new Map()));
+    let byOutcome = byModel.get(r.model);
+    if (!byOutcome) byModel.set(r.model, (byOutcome = {}));
+    let labels = byOutcome[outcome];
+    if (!labels) byOutcome[outcome] = labels = Object.freeze({ provider: r.provider, target: targetLabel(r), outcome });
+    return labels;
   }
 
   #genAiLabelsOf(route: ModelRoute, target: RouteTarget, operation: Operation): GenAiLabelSets {
@@ -367,11 +398,18 @@ export class GatewayMetrics implements GatewayObserver {
         gen_ai_request_model: route.name,
         gen_ai_response_model: target.model,
       });
-      labels = { base, input: Object.freeze({ ...base, gen_ai_token_type: 'input' }), output: Object.freeze({ ...base, gen_ai_token_type: 'output' }) };
+      labels = { base, input: Object.freeze({ ...base, gen_ai_token_type: 'input' }), output: Object.freeze({ ...base, gen_ai_token_type: 'output' }), failed: new Map() };
       sets[kind] = labels;
     }
     return labels;
   }
+}
+
+/** The operation's labels with the error type the client got. */
+function failedLabels(sets: GenAiLabelSets, code: string): GenAiLabels & { error_type: string } {
+  let labels = sets.failed.get(code);
+  if (!labels) sets.failed.set(code, (labels = Object.freeze({ ...sets.base, error_type: code })));
+  return labels;
 }
 
 /** What became of `records[i]`: a failure is a retry when the next attempt made went to the same target, a failover when to another. */

@@ -13,6 +13,7 @@ const round = (ms: number): number => Math.round(ms * 100) / 100;
  */
 export function requestLogLine(ctx: RequestContext, outcome: RequestOutcome, redact: (text: string) => string = (t) => t): Record<string, unknown> {
   const { usage, timing, attempts } = outcome;
+  const tried = triedOf(attempts);
   const line: Record<string, unknown> = {
     reqId: ctx.id,
     key: ctx.key?.name,
@@ -25,7 +26,7 @@ export function requestLogLine(ctx: RequestContext, outcome: RequestOutcome, red
     completionTokens: usage?.completion_tokens,
     totalTokens: usage?.total_tokens,
     durationMs: round(timing.durationMs),
-    attempts: attempts.filter((a) => a.outcome !== 'skipped').length,
+    attempts: tried,
     upstreamMs: round(timing.upstreamMs),
     overheadMs: round(timing.overheadMs),
   };
@@ -38,8 +39,9 @@ export function requestLogLine(ctx: RequestContext, outcome: RequestOutcome, red
   if (ctx.key?.team) line.team = ctx.key.team;
   if (outcome.dropped) line.dropped = outcome.dropped.map((d) => d.field);
   // Stages' own fields never overwrite the core's.
-  if (outcome.annotations) for (const [field, value] of Object.entries(outcome.annotations)) if (!(field in line)) line[field] = value;
-  if (attempts.length > 1 || attempts.some((a) => a.outcome !== 'ok')) line.attemptLog = attempts;
+  const annotations = outcome.annotations;
+  if (annotations) for (const field in annotations) if (Object.hasOwn(annotations, field) && !(field in line)) line[field] = annotations[field];
+  if (attempts.length > 1 || (attempts.length === 1 && attempts[0].outcome !== 'ok')) line.attemptLog = attempts;
   const error = outcome.error;
   if (error) {
     line.error = error.code;
@@ -47,6 +49,13 @@ export function requestLogLine(ctx: RequestContext, outcome: RequestOutcome, red
     if (outcome.errorInStream) line.streamError = true;
   }
   return line;
+}
+
+/** Attempts sent upstream (skipped targets were not tried), counted without a filtered copy. */
+function triedOf(attempts: RequestOutcome['attempts']): number {
+  let n = 0;
+  for (let i = 0; i < attempts.length; i++) if (attempts[i].outcome !== 'skipped') n++;
+  return n;
 }
 
 export default defineStage({

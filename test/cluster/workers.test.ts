@@ -104,6 +104,8 @@ describe('server.workers: 2', () => {
       const scrape = await request(cli.port, 'GET', '/metrics');
       expect(scrape.status).toBe(200);
       expect(total(scrape.body, 'switchyard_requests_total')).toBe(6);
+      // Histograms too (the gateway's own, src/observability/series-histogram.ts): a count per request.
+      expect(total(scrape.body, 'switchyard_overhead_seconds_count')).toBe(6);
       expect(total(scrape.body, 'switchyard_config_generation')).toBe(1);
     }
   });

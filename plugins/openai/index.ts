@@ -113,12 +113,13 @@ export function toCompletion(body: unknown): ChatCompletion {
 }
 
 /**
- * OpenAI chunks pass through as they are. An `error` event inside a 200 stream is a failure, and
+ * OpenAI chunks pass through as they are (verbatim: never changed here). An `error` event inside a 200 stream is a failure, and
  * so is a stream that ends before any choice finished (a cut connection can look like an end).
  */
 export function createStreamTranslator(provider: string): StreamTranslator {
   let finished = false;
   return {
+    verbatim: true,
     push(event) {
       const data = (event as SseJsonEvent).data as ChatCompletionChunk & { error?: unknown };
       if (data && typeof data === 'object' && 'error' in data && data.error) {

@@ -129,6 +129,12 @@ export interface StreamTranslator {
   push(event: unknown): ChatCompletionChunk | ChatCompletionChunk[] | undefined;
   /** The upstream stream ended; return trailing chunks or throw if it ended too early. */
   end?(): ChatCompletionChunk | ChatCompletionChunk[] | undefined;
+  /**
+   * true: `push` returns each SSE event's parsed `data` itself, never changed (an OpenAI-compatible
+   * upstream's chunks). A chunk that nothing else changes then goes to a chat client as the
+   * upstream's own JSON text, not serialised again.
+   */
+  readonly verbatim?: boolean;
 }
 
 /** A live provider, made once per config generation from the provider's options. */

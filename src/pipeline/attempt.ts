@@ -24,9 +24,11 @@ import { applyCapabilities } from '../providers/capabilities.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { normalizeChunk, normalizeCompletion } from '../protocol/normalize.ts';
 import { primeStream } from '../protocol/prime.ts';
+import { inputTokensOf, providerFault } from './answer-faults.ts';
 import { refusalOf } from './drops.ts';
 import { priceEmbeddings, priceUsage } from './pricing.ts';
 import type { Exchange, ExchangeAttempt } from './exchange.ts';
+import { VerbatimChunk } from './verbatim.ts';
 
 /** Raised by an attempt's own timers: past `timeout.totalMs`, or a stream idle past `timeout.idleMs`. */
 class AttemptTimeout extends Error {}
@@ -62,6 +64,8 @@ export class Attempt implements ExchangeAttempt {
   readonly #nativeEvents: unknown[] = [];
   /** What this attempt left out for its target (see `ProviderCall.drop`); undefined while nothing is. */
   drops: Drop[] | undefined;
+  /** A verbatim stream's current chunk and its upstream text (see verbatimJson). */
+  #verbatim: VerbatimChunk | undefined;
 
   /** Starts the exchange's next attempt on `target` (admitted by admitTarget). */
   constructor(x: Exchange, target: RouteTarget, timeouts: Timeouts) {
@@ -96,6 +100,11 @@ export class Attempt implements ExchangeAttempt {
   /** For a passed-through stream: the native events consumed since the last call, in order. */
   takeNativeEvents(): unknown[] {
     return this.#nativeEvents.splice(0, this.#nativeEvents.length);
+  }
+
+  /** The upstream's own JSON text for the stream's current chunk when nothing changed it (verbatim.ts): the writer may send it as it is. */
+  verbatimJson(chunk: ChatCompletionChunk): string | undefined {
+    return this.#verbatim?.jsonOf(chunk);
   }
 
   /** Builds the provider call (unsupported parameters refused or dropped) and sends it. */
@@ -324,6 +333,8 @@ export class Attempt implements ExchangeAttempt {
     const idle = setTimeout(Attempt.#onIdle, idleMs, this);
     const timing = this.#x.timing;
     const translator = this.target.instance.createStreamTranslator(call);
+    // A stage that transforms the answer may change a chunk in place after it left here.
+    const verbatim = translator.verbatim === true && !this.#x.answerTransforms ? (this.#verbatim = new VerbatimChunk()) : undefined;
     const it = events[Symbol.asyncIterator]();
     try {
       for (;;) {
@@ -350,6 +361,10 @@ export class Attempt implements ExchangeAttempt {
           throw providerFault(call, err);
         }
         if (out === undefined) continue;
+        if (verbatim?.take(out, next.value)) {
+          yield this.#observe(out);
+          continue;
+        }
         if (Array.isArray(out)) {
           for (const chunk of out) yield this.#observe(normalizeChunk(chunk, call));
         } else yield this.#observe(normalizeChunk(out, call));
@@ -364,6 +379,7 @@ export class Attempt implements ExchangeAttempt {
     } catch (err) {
       throw providerFault(call, err);
     }
+    verbatim?.forget();
     if (tail === undefined) return;
     for (const chunk of Array.isArray(tail) ? tail : [tail]) yield this.#observe(normalizeChunk(chunk, call));
   }
@@ -374,16 +390,4 @@ export class Attempt implements ExchangeAttempt {
     if (!x.upstreamModel && chunk.model) x.upstreamModel = chunk.model;
     return chunk;
   }
-}
-
-/** `{ input_tokens }` from a provider that counted; anything else is the provider's fault (502). */
-function inputTokensOf(body: unknown, target: RouteTarget, countOf?: (body: unknown) => number | undefined): number {
-  const n = countOf ? countOf(body) : typeof body === 'object' && body !== null && 'input_tokens' in body ? body.input_tokens : undefined;
-  if (typeof n === 'number' && Number.isFinite(n)) return n;
-  throw UpstreamError.protocol(target.provider, 'the token count answer has no token count');
-}
-
-function providerFault(call: ProviderCall, err: unknown): unknown {
-  if (err instanceof UpstreamError || err instanceof GatewayError) return err;
-  return UpstreamError.protocol(call.provider, String((err as Error)?.message ?? err), err);
 }

@@ -51,6 +51,8 @@ export interface ExchangeAttempt extends AttemptView {
   complete(): Promise<GatewayResponse>;
   /** A passed-through stream's native events consumed since the last call, in order. */
   takeNativeEvents(): unknown[];
+  /** The upstream's own JSON text for the stream's current chunk, when nothing changed it (Attempt.verbatimJson). */
+  verbatimJson?(chunk: ChatCompletionChunk): string | undefined;
   /** Ends the attempt from the gateway's side (shutdown): its stream fails with `reason`. */
   interrupt(reason: GatewayError): void;
   /** What the attempt left out for its target (untranslatable parts, its provider's drops); undefined when nothing. */

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChatCompletion, ChatCompletionChunk, Usage } from '../openai-types.ts';
 import type { ProviderCall } from '../plugin-api.ts';
-import { normalizeChunk, normalizeCompletion, normalizeUsage } from './normalize.ts';
+import { chunkIsNormal, normalizeChunk, normalizeCompletion, normalizeUsage } from './normalize.ts';
 
 /** Only the fields normalize reads. */
 const call = { model: 'upstream-model-1', requestId: 'req_42' } as ProviderCall;
@@ -136,5 +136,38 @@ describe('normalizeUsage', () => {
     const u = usage({ prompt_tokens: 1, completion_tokens: 1, completion_tokens_details: { reasoning_tokens: 1 } });
     expect(normalizeUsage(u)).toBe(u);
     expect(u).toEqual({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, completion_tokens_details: { reasoning_tokens: 1 } });
+  });
+});
+
+describe('chunkIsNormal', () => {
+  const normal = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: null }] };
+  const variants: Record<string, Record<string, unknown>> = {
+    'a complete chunk': normal,
+    'with a system_fingerprint': { ...normal, system_fingerprint: 'fp_1' },
+    'with usage: null': { ...normal, usage: null },
+    'with complete usage': { ...normal, choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } },
+    'another object': { ...normal, object: 'chat.completion' },
+    'no model': { ...normal, model: '' },
+    'a numeric id': { ...normal, id: 7 },
+    'no created': { ...normal, created: undefined },
+    'no choices': { ...normal, choices: undefined },
+    'system_fingerprint: null': { ...normal, system_fingerprint: null },
+    'usage without a total': { ...normal, usage: { prompt_tokens: 3, completion_tokens: 4 } },
+    'usage without prompt tokens': { ...normal, usage: { completion_tokens: 4, total_tokens: 4 } },
+    'usage without completion tokens': { ...normal, usage: { prompt_tokens: 3, total_tokens: 3 } },
+  };
+
+  // The writer sends a normal chunk's upstream text in place of the chunk: that is only right when normalizing would not change it.
+  it.each(Object.entries(variants))('agrees with normalizeChunk: %s', (_name, fields) => {
+    const text = JSON.stringify(fields);
+    const normalized = JSON.stringify(normalizeChunk(chunk(JSON.parse(text)), call));
+    expect(chunkIsNormal(chunk(JSON.parse(text)))).toBe(normalized === text);
+  });
+
+  it('tells the normal chunks from the others', () => {
+    const normals = Object.entries(variants)
+      .filter(([, fields]) => chunkIsNormal(chunk(JSON.parse(JSON.stringify(fields)))))
+      .map(([name]) => name);
+    expect(normals).toEqual(['a complete chunk', 'with a system_fingerprint', 'with usage: null', 'with complete usage']);
   });
 });

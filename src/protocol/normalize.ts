@@ -38,6 +38,23 @@ export function normalizeChunk(chunk: ChatCompletionChunk, call: ProviderCall): 
   return chunk;
 }
 
+/**
+ * Whether normalizeChunk would leave `chunk` as it is, so that the upstream text it was parsed
+ * from still says it exactly. Keep in step with normalizeChunk (normalize.test.ts holds them together).
+ */
+export function chunkIsNormal(chunk: ChatCompletionChunk): boolean {
+  const usage = chunk.usage;
+  return (
+    chunk.object === 'chat.completion.chunk' &&
+    !!chunk.model &&
+    typeof chunk.id === 'string' &&
+    typeof chunk.created === 'number' &&
+    Array.isArray(chunk.choices) &&
+    chunk.system_fingerprint !== null &&
+    (!usage || (typeof usage.total_tokens === 'number' && usage.prompt_tokens !== undefined && usage.completion_tokens !== undefined))
+  );
+}
+
 export function normalizeUsage(usage: Usage): Usage {
   const prompt = usage.prompt_tokens ?? 0;
   const completion = usage.completion_tokens ?? 0;

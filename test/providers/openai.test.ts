@@ -1,7 +1,7 @@
 /** The openai provider against fake OpenAI-compatible upstreams replaying recorded payloads. */
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { chatRequests, DEV_KEY, expectValid, fakeUpstream, loadFixture, logLineFor, replay, splitStream, useTestGateway, type Handler } from 'switchyard-gateway/kit/testing';
+import { chatRequests, DEV_KEY, expectValid, fakeUpstream, loadFixture, logLineFor, replay, splitStream, streamAnswer, useTestGateway, type Handler } from 'switchyard-gateway/kit/testing';
 import { configYaml, fixturesOf } from '../helpers/repo.ts';
 
 const f = (name: string) => loadFixture(fixturesOf('openai'), name);
@@ -100,6 +100,43 @@ describe('forwarding', () => {
     expect(primary.requests[0].body.stream_options).toEqual({ include_usage: true });
     const line = await logLineFor(t, response.headers.get('x-request-id')!);
     expect(line).toMatchObject({ promptTokens: 53, completionTokens: 15, totalTokens: 68, upstreamModel: 'gpt-4o-mini-2024-07-18', provider: 'primary' });
+  });
+
+  it('writes a chunk nothing changed as the upstream wrote it, and serialises the ones it changed', async () => {
+    // Same values either way; the bytes tell which: the upstream escapes é, JSON.stringify does not.
+    const asSent = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"caf\\u00e9"},"finish_reason":null}]}';
+    const unnormal = '{"id":"c1","object":"chat.completion.chunk","model":"gpt-4o","system_fingerprint":null,"created":1,"choices":[{"index":0,"delta":{"content":"\\u00e9"},"finish_reason":null}]}';
+    const multiLine = '{"id":"c1","object":"chat.completion.chunk","created":1,\ndata: "model":"gpt-4o","choices":[{"index":0,"delta":{"content":"\\u00e9!"},"finish_reason":null}]}';
+    const finish = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}';
+    const usage = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}';
+    primary.setHandler(() => streamAnswer([asSent, unnormal, multiLine, finish, usage, '[DONE]'].map((d) => `data: ${d}\n\n`)));
+    const body = async (extra: Record<string, unknown>) => {
+      const res = await fetch(`${t.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt', stream: true, messages: [{ role: 'user', content: 'x' }], ...extra }),
+      });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const cost = gpt4oCost({ prompt_tokens: 5, completion_tokens: 2 });
+    expect(await body({ stream_options: { include_usage: true } })).toBe(
+      [
+        asSent,
+        '{"id":"c1","object":"chat.completion.chunk","model":"gpt-4o","created":1,"choices":[{"index":0,"delta":{"content":"é"},"finish_reason":null}]}',
+        '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"é!"},"finish_reason":null}]}',
+        finish,
+        `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"cost":${cost}}}`,
+        '[DONE]',
+      ]
+        .map((d) => `data: ${d}\n\n`)
+        .join(''),
+    );
+    // Without include_usage the gateway takes the usage out: a chunk that had the key is serialised without it.
+    const without = await body({});
+    expect(without.startsWith(`data: ${asSent}\n\n`)).toBe(true);
+    expect(without).toContain('data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n');
+    expect(without).not.toContain('usage');
   });
 
   it('carries the client x-request-id through', async () => {

@@ -1,7 +1,7 @@
 /** POST /v1/chat/completions: the gateway's own model, through the pipeline as it is. */
 import { GatewayError } from '../../errors.ts';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../openai-types.ts';
-import type { SseEvents } from '../../pipeline/exchange.ts';
+import type { ExchangeAttempt, SseEvents } from '../../pipeline/exchange.ts';
 import { SSE_DONE, sseData } from '../../protocol/sse.ts';
 import { defineProtocol, isRequestObject, openAiError } from '../protocol.ts';
 
@@ -17,7 +17,7 @@ export const chatProtocol = defineProtocol<ChatCompletionRequest>({
     return {
       body: request,
       answer: (response) => response.body,
-      events: () => new ChatEvents(request.stream_options?.include_usage === true),
+      events: (attempt) => new ChatEvents(request.stream_options?.include_usage === true, attempt),
     };
   },
   error: openAiError,
@@ -25,23 +25,28 @@ export const chatProtocol = defineProtocol<ChatCompletionRequest>({
 
 /**
  * Chunks as `data:` lines and a final `[DONE]`. Without `stream_options.include_usage` the usage
- * the gateway asked the upstream for (to log and charge tokens) is kept from the client.
+ * the gateway asked the upstream for (to log and charge tokens) is kept from the client. A chunk
+ * written as it came is the upstream's own text (the attempt's verbatimJson), not serialised again.
  */
 class ChatEvents implements SseEvents {
   readonly #wantsUsage: boolean;
+  readonly #attempt: ExchangeAttempt;
   /** A primed stream's first chunk is its answer starting. */
   readonly started = true;
 
-  constructor(wantsUsage: boolean) {
+  constructor(wantsUsage: boolean, attempt: ExchangeAttempt) {
     this.#wantsUsage = wantsUsage;
+    this.#attempt = attempt;
   }
 
   push(chunk: ChatCompletionChunk): string {
     if (!this.#wantsUsage && 'usage' in chunk) {
       if (chunk.usage && chunk.choices.length === 0) return '';
       delete chunk.usage;
+      return sseData(chunk);
     }
-    return sseData(chunk);
+    const json = this.#attempt.verbatimJson?.(chunk);
+    return json === undefined ? sseData(chunk) : `data: ${json}\n\n`;
   }
 
   end(): string {

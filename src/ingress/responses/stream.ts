@@ -40,7 +40,9 @@
  *
  * Every event has the next `sequence_number` (from 0); `output_index` is the item's place in
  * `response.output`, `content_index` the part's place in its item, `item_id` the item's id. The
- * objects in events are snapshots: later events never change what an earlier one said.
+ * objects in events are snapshots: later events never change what an earlier one said. The items
+ * and the numbered events are kept by StreamOutput (stream-output.ts), the tool calls by
+ * StreamedCalls (stream-calls.ts).
  *
  * The commitment point. start() says nothing about the answer, and push() returns no event for a
  * chunk with nothing visible (a role-only or usage-only chunk), so the first OUTPUT event (the
@@ -50,30 +52,16 @@
  * output. After it, a failure can only be told inside the stream: fail().
  */
 import type { GatewayError } from '../../errors.ts';
-import type { ChatCompletionChunk, ChunkToolCallDelta, FinishReason, ThinkingBlock, UrlCitation, Usage, WebSearchCall } from '../../openai-types.ts';
+import type { ChatCompletionChunk, FinishReason, ThinkingBlock, UrlCitation, Usage, WebSearchCall } from '../../openai-types.ts';
 import { encodeReasoning } from './reasoning.ts';
 import { annotationOf, searchItemOf } from './searches.ts';
-import { type CallItem, CustomInputDecoder, callItemOf, customInputOf, searchArgumentsOf } from './calls.ts';
 import { responseErrorOf } from './errors.ts';
 import type { ResponseIds } from './ids.ts';
 import { ENCRYPTED_REASONING, finishResponse, logprobsOf, responseSkeleton, statusOf, usageOf } from './response.ts';
-import type {
-  Callable,
-  CustomToolCallItem,
-  LogProb,
-  MessageItem,
-  OutputItem,
-  OutputText,
-  ReasoningItem,
-  Refusal,
-  ResponseObject,
-  ResponsesEvent,
-  ResponsesRequest,
-  UrlCitationAnnotation,
-} from './types.ts';
-
-/** Distributes over the union, so an event literal is checked against its own variant. */
-type Unsequenced<E> = E extends unknown ? Omit<E, 'sequence_number'> : never;
+import { snapshot } from './snapshot.ts';
+import { StreamedCalls } from './stream-calls.ts';
+import { StreamOutput, type Unsequenced } from './stream-output.ts';
+import type { LogProb, MessageItem, OutputItem, OutputText, ReasoningItem, Refusal, ResponseObject, ResponsesEvent, ResponsesRequest, UrlCitationAnnotation } from './types.ts';
 
 /** The message's part being written: its index in the item and what it has said so far. */
 interface OpenPart {
@@ -86,35 +74,22 @@ interface OpenPart {
   base: number;
 }
 
-/** A chat tool call as its deltas arrive; `item` once it has a name. */
-interface PendingCall {
-  id?: string;
-  name?: string;
-  /** The arguments as they came (before the name too). */
-  arguments: string;
-  item?: CallItem;
-  /** A custom call's input, decoded as the arguments stream. */
-  decoder?: CustomInputDecoder;
-}
-
 export class ResponsesStreamWriter {
   readonly #ids: ResponseIds;
-  readonly #callables: readonly Callable[];
   readonly #include: readonly string[];
   readonly #response: ResponseObject;
-  #sequence = 0;
   #state: 'new' | 'started' | 'ended' = 'new';
+  readonly #out = new StreamOutput();
   /** Every item opened so far, in output order: what `response.output` will be. */
-  readonly #output: OutputItem[] = [];
+  readonly #output = this.#out.items;
   #reasoning: ReasoningItem | undefined;
   #message: MessageItem | undefined;
   #part: OpenPart | undefined;
-  /** Chat tool-call index → the call; its item is open until end(). */
-  readonly #calls = new Map<number, PendingCall>();
+  /** The tool calls; their items are open until end(). */
+  readonly #calls: StreamedCalls;
   #finish: FinishReason | null = null;
   #usage: Usage | undefined;
   #serviceTier: unknown;
-  #events: ResponsesEvent[] = [];
   /** The chat content streamed so far (UTF-16 units), where chat citations count from. */
   #written = 0;
   /** Signed reasoning not yet in a reasoning item, and the reasoning text since the last signature. */
@@ -123,7 +98,7 @@ export class ResponsesStreamWriter {
 
   constructor(request: ResponsesRequest, ids: ResponseIds) {
     this.#ids = ids;
-    this.#callables = request.callables;
+    this.#calls = new StreamedCalls(this.#out, request.callables, ids);
     this.#include = request.include;
     this.#response = responseSkeleton(request, ids, request.model);
   }
@@ -137,8 +112,8 @@ export class ResponsesStreamWriter {
 
   #begin(): void {
     this.#state = 'started';
-    this.#emit({ type: 'response.created', response: structuredClone(this.#response) });
-    this.#emit({ type: 'response.in_progress', response: structuredClone(this.#response) });
+    this.#emit({ type: 'response.created', response: snapshot(this.#response) });
+    this.#emit({ type: 'response.in_progress', response: snapshot(this.#response) });
   }
 
   /** The events one chat chunk makes; none for a chunk with nothing to show. */
@@ -159,7 +134,11 @@ export class ResponsesStreamWriter {
     if (Array.isArray(delta.annotations)) this.#annotate(delta.annotations);
     if (Array.isArray(delta.web_search_calls)) for (const search of delta.web_search_calls) this.#search(search);
     if (typeof delta.refusal === 'string' && delta.refusal) this.#partDelta('refusal', delta.refusal, []);
-    for (const call of delta.tool_calls ?? []) this.#callDelta(call);
+    if (delta.tool_calls?.length) {
+      this.#closeReasoning();
+      this.#closeMessage();
+      for (const call of delta.tool_calls) this.#calls.delta(call);
+    }
     if (choice.finish_reason) this.#finish = choice.finish_reason;
     return this.#flush();
   }
@@ -180,13 +159,9 @@ export class ResponsesStreamWriter {
     // An answer with no message and no call still answers: an empty message stands for it.
     if (!this.#output.some((item) => item.type !== 'reasoning')) this.#openPart('text');
     this.#closeMessage();
-    for (const call of this.#calls.values()) {
-      // A call whose name never came: shown as it is rather than lost.
-      if (!call.item) this.#openCall(call);
-      this.#closeCall(call);
-    }
-    const response = structuredClone(this.#response);
-    finishResponse(response, { output: structuredClone(this.#output), finishReason: this.#finish, usage: this.#usage, serviceTier: this.#serviceTier, completedAt: this.#ids.now() });
+    this.#calls.closeAll(status === 'incomplete');
+    const response = snapshot(this.#response);
+    finishResponse(response, { output: snapshot(this.#output), finishReason: this.#finish, usage: this.#usage, serviceTier: this.#serviceTier, completedAt: this.#ids.now() });
     this.#emit({ type: status === 'completed' ? 'response.completed' : 'response.incomplete', response });
     return this.#flush();
   }
@@ -204,10 +179,10 @@ export class ResponsesStreamWriter {
     this.#emit({ type: 'error', code: error.code, message: error.message, param: error.param, error: { type: error.type, code: error.code, message: error.message, param: error.param } });
     // The part being written shows what it said so far (its item only holds it once closed).
     if (this.#part && this.#message) this.#message.content[this.#part.index] = partOf(this.#part);
-    const response = structuredClone(this.#response);
+    const response = snapshot(this.#response);
     response.status = 'failed';
     response.error = responseErrorOf(error);
-    response.output = structuredClone(this.#output).map((item) => (item.status === 'in_progress' ? { ...item, status: 'incomplete' } : item));
+    response.output = snapshot(this.#output).map((item) => (item.status === 'in_progress' ? { ...item, status: 'incomplete' } : item));
     if (this.#usage) response.usage = usageOf(this.#usage);
     this.#emit({ type: 'response.failed', response });
     return this.#flush();
@@ -281,7 +256,7 @@ export class ResponsesStreamWriter {
     this.#emit({ type: 'response.web_search_call.searching', ...at });
     if (done === 'completed') this.#emit({ type: 'response.web_search_call.completed', ...at });
     item.status = done;
-    this.#emit({ type: 'response.output_item.done', output_index: at.output_index, item: structuredClone(item) });
+    this.#emit({ type: 'response.output_item.done', output_index: at.output_index, item: snapshot(item) });
   }
 
   /** Citations of the text part being written (a citation of text no part holds any more is left out). */
@@ -350,89 +325,25 @@ export class ResponsesStreamWriter {
     this.#done(message);
   }
 
-  #callDelta(delta: ChunkToolCallDelta): void {
-    this.#closeReasoning();
-    this.#closeMessage();
-    let call = this.#calls.get(delta.index);
-    if (!call) this.#calls.set(delta.index, (call = { arguments: '' }));
-    call.id ||= delta.id;
-    call.name ||= delta.function?.name;
-    const args = delta.function?.arguments ?? '';
-    call.arguments += args;
-    // The item opens once its name is known (chat's first delta of a call carries it, with the
-    // id); fragments before that wait, and go out as one delta.
-    if (call.item) this.#arguments(call, args);
-    else if (call.name) this.#openCall(call);
-  }
-
-  #arguments(call: PendingCall, args: string): void {
-    const item = call.item!;
-    if (item.type === 'function_call') {
-      if (!args) return;
-      item.arguments += args;
-      this.#emit({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: this.#indexOf(item), delta: args });
-      return;
-    }
-    // A tool search call's arguments are an object: they come whole with output_item.done.
-    if (item.type === 'custom_tool_call') this.#inputDelta(item, call.decoder!.push(args));
-  }
-
-  #inputDelta(item: CustomToolCallItem, text: string): void {
-    if (!text) return;
-    item.input += text;
-    this.#emit({ type: 'response.custom_tool_call_input.delta', item_id: item.id, output_index: this.#indexOf(item), delta: text });
-  }
-
-  #openCall(call: PendingCall): void {
-    call.item = callItemOf(this.#callables, call.name ?? '', this.#ids, this.#output.length, call.id);
-    if (call.item.type === 'custom_tool_call') call.decoder = new CustomInputDecoder();
-    this.#add(call.item);
-    this.#arguments(call, call.arguments);
-  }
-
-  #closeCall(call: PendingCall): void {
-    const item = call.item!;
-    const at = { item_id: item.id, output_index: this.#indexOf(item) };
-    if (item.type === 'function_call') {
-      this.#emit({ type: 'response.function_call_arguments.done', ...at, name: item.name, arguments: item.arguments });
-    } else if (item.type === 'tool_search_call') {
-      item.arguments = searchArgumentsOf(call.arguments);
-    } else {
-      // The whole arguments say what the input is; what streamed was its beginning, or nothing
-      // when they were not {"input": "..."}.
-      const input = customInputOf(call.arguments);
-      if (input.startsWith(item.input)) this.#inputDelta(item, input.slice(item.input.length));
-      item.input = input;
-      this.#emit({ type: 'response.custom_tool_call_input.done', ...at, input });
-    }
-    this.#done(item);
-  }
-
   #add(item: OutputItem): void {
-    this.#output.push(item);
-    this.#emit({ type: 'response.output_item.added', output_index: this.#output.length - 1, item: structuredClone(item) });
+    this.#out.add(item);
   }
 
   /** output_item.done; in an incomplete response the last item is the one cut short. */
   #done(item: OutputItem): void {
-    const index = this.#indexOf(item);
-    const cut = this.#state === 'ended' && statusOf(this.#finish).status === 'incomplete' && index === this.#output.length - 1;
-    item.status = cut ? 'incomplete' : 'completed';
-    this.#emit({ type: 'response.output_item.done', output_index: index, item: structuredClone(item) });
+    this.#out.done(item, this.#state === 'ended' && statusOf(this.#finish).status === 'incomplete');
   }
 
   #indexOf(item: OutputItem): number {
-    return this.#output.indexOf(item);
+    return this.#out.indexOf(item);
   }
 
   #emit(event: Unsequenced<ResponsesEvent>): void {
-    this.#events.push({ ...event, sequence_number: this.#sequence++ } as ResponsesEvent);
+    this.#out.emit(event);
   }
 
   #flush(): ResponsesEvent[] {
-    const events = this.#events;
-    this.#events = [];
-    return events;
+    return this.#out.flush();
   }
 }
 

@@ -169,7 +169,10 @@ async function main(): Promise<void> {
   writeFileSync(config, gatewayConfig(upstream, variant));
   const inspectPort = await freePort();
   const flags = ['--trace-gc-nvp', '--expose-gc', `--inspect=127.0.0.1:${inspectPort}`, ...(process.env.BENCH_GATEWAY_FLAGS?.split(' ').filter(Boolean) ?? [])];
-  const gateway = await startPinnedNode(dir, 'gateway', [...flags, 'scripts/start.mjs', '--config', config, '--no-watch'], '/readyz', GATEWAY_ROOT);
+  const gateway = await startPinnedNode(dir, 'gateway', [...flags, 'scripts/start.mjs', '--config', config, '--no-watch'], '/readyz', GATEWAY_ROOT).catch(async (err) => {
+    await stop(upstream);
+    throw err;
+  });
   const load = async (n: number) => {
     const result = await closedLoop(gateway.url, { body: BODIES[scenario], connections: CONNECTIONS, seconds: 3600, maxRequests: n });
     if (result.errors > 0) throw new Error(`${result.errors} of ${n} requests failed: ${JSON.stringify(result.errorKinds)}`);

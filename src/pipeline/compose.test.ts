@@ -258,6 +258,17 @@ describe('composeOnResponse', () => {
     expect(log.error.mock.calls[1][0]).toMatchObject({ stage: 'sync-thrower', reqId: 'req_1', err: expect.objectContaining({ message: 'sync' }) });
   });
 
+  it('runs hooks that return nothing in one synchronous pass, before any await', async () => {
+    const order: string[] = [];
+    const run = composeOnResponse([
+      { name: 'a', onResponse: () => void order.push('a') },
+      { name: 'b', onResponse: () => void order.push('b') },
+    ]);
+    const done = run(contextOf(), OUTCOME);
+    expect(order).toEqual(['a', 'b']);
+    await expect(done).resolves.toBeUndefined();
+  });
+
   it('with no hooks resolves without touching the log', async () => {
     const log = spiedLog();
     await composeOnResponse([{ name: 'x', handle: async () => {} }])(contextOf(log), OUTCOME);

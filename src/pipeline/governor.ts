@@ -75,7 +75,8 @@ export class Governor implements Limits {
     const result = await this.#backend.admit({ id: held?.lease.id, scopes, tokens: estimate?.total ?? 0, costUsd: estimate ? reservationCost(target.price, estimate) : 0 });
     if (result.status === 'admitted') {
       x.hold = { lease: result.lease, target, estimate };
-      Object.assign(x.responseHeaders, rateLimitHeaders(result.quota));
+      // A key with no limits (no quota) gets no rate-limit headers: nothing to build.
+      if (result.quota.length > 0) Object.assign(x.responseHeaders, rateLimitHeaders(result.quota));
       return undefined;
     }
     if (result.status === 'unavailable') {
@@ -105,7 +106,7 @@ export class Governor implements Limits {
     // Nothing to settle but the request itself: its lease is released at the end (no usage).
     if (result.status !== 'refused') {
       x.hold = { lease: result.lease, target: undefined, estimate: undefined };
-      if (result.status === 'admitted') Object.assign(x.responseHeaders, rateLimitHeaders(result.quota));
+      if (result.status === 'admitted' && result.quota.length > 0) Object.assign(x.responseHeaders, rateLimitHeaders(result.quota));
       return;
     }
     const headers = rateLimitHeaders(result.quota);

@@ -3,6 +3,7 @@
  * decoded as SSE with JSON data, and an error body read as the provider's words (or described,
  * when it is not words).
  */
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.ts';
 import { SseDecoder } from '../protocol/sse.ts';
@@ -16,6 +17,67 @@ export interface SseJsonEvent {
   data: unknown;
   /** The data as it arrived (the string `data` was parsed from): a pass-through writes it again unchanged. */
   raw?: string;
+}
+
+/** Bytes of answer an attempt may still read: one cap over all the requests of an attempt. */
+export interface ByteBudget {
+  left: number;
+}
+
+/** The stream ended (closed) before its end: what `for await` over it would have thrown. */
+class PrematureClose extends Error {
+  readonly code = 'ERR_STREAM_PREMATURE_CLOSE';
+}
+
+/**
+ * A whole answer body off its 'data' events: one promise and a few listeners (`for await` over a
+ * Node stream costs an async generator, end-of-stream listeners and a promise per chunk). Past
+ * the budget the body is destroyed and the read fails with `tooLarge()`; a body that fails or
+ * closes early fails the read with its error.
+ */
+export function readCapped(body: Readable, budget: ByteBudget, tooLarge: () => unknown): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    if (body.destroyed) {
+      reject(body.errored ?? new PrematureClose('Premature close'));
+      return;
+    }
+    const parts: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      body.off('close', onClose);
+    };
+    const onData = (part: Buffer) => {
+      size += part.length;
+      budget.left -= part.length;
+      if (budget.left >= 0) {
+        parts.push(part);
+        return;
+      }
+      // The listeners stay until the destroyed body's own error and close, which they absorb.
+      reject(tooLarge());
+      body.off('data', onData);
+      body.destroy();
+    };
+    const onEnd = () => {
+      stop();
+      resolve(parts.length === 1 ? parts[0] : Buffer.concat(parts, size));
+    };
+    const onError = (err: unknown) => {
+      stop();
+      reject(err);
+    };
+    const onClose = () => {
+      stop();
+      reject(new PrematureClose('Premature close'));
+    };
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onError);
+    body.on('close', onClose);
+  });
 }
 
 /** Largest error body read from an upstream; the rest is discarded. */

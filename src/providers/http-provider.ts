@@ -18,7 +18,7 @@ import {
   type StreamTranslator,
   type NativeResponse,
 } from '../plugin-api.ts';
-import { decodeSseJson, readErrorBody, serialise, type Headers, type SseJsonEvent } from './http-body.ts';
+import { decodeSseJson, readCapped, readErrorBody, serialise, type ByteBudget, type Headers, type SseJsonEvent } from './http-body.ts';
 import { sseJsonEvents } from './sse-events.ts';
 import type { IdentityStatus } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
@@ -32,11 +32,6 @@ const DEFAULT_EMBEDDING_CONCURRENCY = 4;
 
 /** What one upstream request needs from its attempt (a chat or an embeddings call). */
 type AttemptLimits = Pick<ProviderCall, 'signal' | 'timeouts' | 'traceHeaders' | 'maxResponseBytes'>;
-
-/** Bytes of answer an attempt may still read: one cap over all the requests of an attempt. */
-interface ByteBudget {
-  left: number;
-}
 
 /**
  * A ProviderPlugin from an HTTP spec; see docs/plugins.md for a whole one.
@@ -217,39 +212,14 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
       res.body.destroy();
       throw tooLarge();
     }
-    // A declared length bounds the body (the HTTP/1 parser stops there), so read it whole the
-    // cheap way: no async iterator, no promise per chunk.
-    if (declared >= 0 && res.headers['content-length'] !== undefined) {
-      budget.left -= declared;
-      let text: string;
-      try {
-        text = await res.body.text();
-      } catch (err) {
-        throw this.#transportError(err, call);
-      }
-      try {
-        return JSON.parse(text);
-      } catch (err) {
-        throw this.#transportError(err, call, 'the response body is not valid JSON');
-      }
-    }
-    const parts: Buffer[] = [];
-    let size = 0;
+    let bytes: Buffer;
     try {
-      for await (const part of res.body) {
-        size += part.length;
-        budget.left -= part.length;
-        if (budget.left < 0) {
-          res.body.destroy();
-          throw tooLarge();
-        }
-        parts.push(part);
-      }
+      bytes = await readCapped(res.body, budget, tooLarge);
     } catch (err) {
       throw this.#transportError(err, call);
     }
     try {
-      return JSON.parse(parts.length === 1 ? parts[0].toString('utf8') : Buffer.concat(parts, size).toString('utf8'));
+      return JSON.parse(bytes.toString('utf8'));
     } catch (err) {
       throw this.#transportError(err, call, 'the response body is not valid JSON');
     }

@@ -27,9 +27,12 @@ export function responseHeaders(x: Exchange): Record<string, string> {
   return headers;
 }
 
-export function sendJson(res: ServerResponse, status: number, headers: Record<string, string>, body: unknown): void {
+/** Sends `body` as JSON; `headers` is the caller's own fresh object: the body's type and length are added to it, not to a copy. */
+export function sendJson(res: ServerResponse, status: number, headers: Record<string, string | number>, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
+  headers['content-type'] = JSON_TYPE;
+  headers['content-length'] = Buffer.byteLength(text);
+  res.writeHead(status, headers);
   res.end(text);
 }
 
@@ -61,7 +64,7 @@ export function writeError(x: Exchange, error: GatewayError): void {
   }
   const answer = x.errorAnswer(error, x.id);
   x.status = answer.status;
-  sendJson(res, answer.status, { ...responseHeaders(x), ...error.headers, ...answer.headers }, answer.body);
+  sendJson(res, answer.status, Object.assign(responseHeaders(x), error.headers, answer.headers), answer.body);
 }
 
 /**

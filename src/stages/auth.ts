@@ -50,17 +50,23 @@ export default defineStage({
     return {
       name: 'auth',
       identify,
-      async handle(ctx, next) {
-        const key = identify(ctx.headers);
+      // Not async: the refusal is a rejected promise, the rest is next()'s own (no wrapper promise per request).
+      handle(ctx, next) {
+        let key: KeyIdentity;
+        try {
+          key = identify(ctx.headers);
+        } catch (err) {
+          return Promise.reject(err);
+        }
         ctx.key = key;
         const model = ctx.body?.model;
         // Only known models are checked here: an unknown one gets route's 404, as OpenAI does. A key's
         // globs may name the alias (a pattern alias by its pattern) or the model names it covers.
         const alias = typeof model === 'string' ? runtime.resolveModel(model) : undefined;
         if (typeof model === 'string' && alias && !key.allows(alias.name) && !key.allows(model)) {
-          throw new GatewayError('model_not_allowed', `The key "${key.name}" may not use the model "${model}".`, { param: 'model' });
+          return Promise.reject(new GatewayError('model_not_allowed', `The key "${key.name}" may not use the model "${model}".`, { param: 'model' }));
         }
-        await next();
+        return next();
       },
     };
   },

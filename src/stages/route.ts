@@ -10,15 +10,18 @@ export default defineStage({
   create(_options, { runtime }) {
     return {
       name: 'route',
-      async handle(ctx, next) {
+      // Not async: the refusal is a rejected promise, the rest is next()'s own (no wrapper promise per request).
+      handle(ctx, next) {
         const model = ctx.body?.model;
         const route = typeof model === 'string' ? runtime.resolveModel(model) : undefined;
         if (!route) {
           const name = typeof model === 'string' ? model : String(model);
-          throw new GatewayError('model_not_found', `The model \`${name}\` does not exist or you do not have access to it. GET /v1/models lists the models your key may use.`, { param: 'model' });
+          return Promise.reject(
+            new GatewayError('model_not_found', `The model \`${name}\` does not exist or you do not have access to it. GET /v1/models lists the models your key may use.`, { param: 'model' }),
+          );
         }
         ctx.route = route;
-        await next();
+        return next();
       },
     };
   },

@@ -37,14 +37,15 @@ export default defineStage({
   create() {
     return {
       name: 'validate',
-      async handle(ctx, next) {
+      // Not async: the refusal is a rejected promise, the rest is next()'s own (no wrapper promise per request).
+      handle(ctx, next) {
         const body: unknown = ctx.body;
         if (!body || typeof body !== 'object' || Array.isArray(body)) {
-          throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+          return Promise.reject(new GatewayError('invalid_request', 'The request body must be a JSON object.'));
         }
         const validate = ctx.operation === 'embeddings' ? validateEmbeddings : validateRequest;
-        if (!validate(body)) throw requestError(validate.errors ?? [], body);
-        await next();
+        if (!validate(body)) return Promise.reject(requestError(validate.errors ?? [], body));
+        return next();
       },
     };
   },

@@ -24,12 +24,11 @@
  *   BENCH_GATEWAY_FLAGS  more Node flags for the gateway (heap flags given replace the bin's)
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BODIES, closedLoop } from './load.ts';
 import { machine } from './procfs.ts';
-import { gatewayConfig, pinSelf, startPinnedNode, startUpstream, stop, GATEWAY_ROOT, type GatewayVariant } from './servers.ts';
+import { freePort, gatewayConfig, pinSelf, startPinnedNode, startUpstream, stop, GATEWAY_ROOT, type GatewayVariant } from './servers.ts';
 
 const scenario = (process.argv[2] ?? 'plain') as 'plain' | 'stream';
 if (scenario !== 'plain' && scenario !== 'stream') throw new Error('scenario: plain or stream');
@@ -89,16 +88,6 @@ class Inspector {
   close(): void {
     this.#ws.close();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-    probe.on('error', reject);
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

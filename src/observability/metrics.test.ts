@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import type { AttemptRecord } from '../plugin-api.ts';
-import { attemptOutcome } from './metrics.ts';
+import { attemptOutcome } from './label-sets.ts';
 
 const r = (provider: string, outcome: AttemptRecord['outcome']): AttemptRecord => ({ provider, model: 'm', status: outcome === 'ok' ? 200 : 0, outcome, durationMs: 1 });
 

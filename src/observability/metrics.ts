@@ -15,28 +15,26 @@ import type { ExchangeView } from '../pipeline/exchange.ts';
 import type { GatewayObserver } from '../pipeline/observer.ts';
 import { BufferedCounter } from './counter-buffer.ts';
 import { NO_LABELS, SeriesHistogram } from './series-histogram.ts';
-import { BUCKETS, OPERATION_CHAT, OPERATION_EMBEDDINGS } from './semconv.ts';
+import { BUCKETS } from './semconv.ts';
 import { OTHER, codeLabel, droppedFieldLabel, keyLabel, modelLabel, NONE, providerLabel, refusalLabels, statusLabel, targetLabel, teamLabel } from './labels.ts';
 import { registerIdentityMetrics, type ProviderHandles } from './identity-metrics.ts';
 import { registerStateGauges } from './state-gauges.ts';
 import { overheadMs } from './timing.ts';
+import {
+  type AttemptLabels,
+  attemptOutcome,
+  type AttemptOutcome,
+  failedLabels,
+  GENAI_LABELS,
+  genAiLabelSets,
+  type GenAiLabelSets,
+  type KeyLabels,
+  modelLabelSets,
+  requestLabels,
+} from './label-sets.ts';
 
 /** `switchyard_target_state`: 0 healthy, 1 cooling down, 2 half-open (the next request, or the one running, is the probe). */
 export const TARGET_STATE = { healthy: 0, cooling: 1, probing: 2 } as const;
-
-/** What became of one attempt, seen from the whole request. */
-export type AttemptOutcome = 'succeeded' | 'retried' | 'failed_over' | 'failed' | 'skipped';
-
-const GENAI_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;
-type GenAiLabels = Record<(typeof GENAI_LABELS)[number], string>;
-/** An (alias, target)'s GenAI labels, with the token type added for the token histogram, and with each error type seen. */
-interface GenAiLabelSets {
-  base: GenAiLabels;
-  input: GenAiLabels & { gen_ai_token_type: string };
-  output: GenAiLabels & { gen_ai_token_type: string };
-  /** By error code: catalogue codes or _other, so as few as the catalogue. */
-  failed: Map<string, GenAiLabels & { error_type: string }>;
-}
 
 /** Node's process metrics are the process's, not a gateway's: one registry for all gateways in it. */
 let processRegistry: Registry | undefined;
@@ -59,21 +57,6 @@ export interface MetricsSource {
   /** The clock the target breakers run on. */
   clock: Clock;
 }
-
-/** A key's label values and the label sets it uses: made once per key of a generation and reused, not made per request. */
-interface KeyLabels {
-  key: string;
-  team: string;
-  byModel: Map<string, { input: TokenLabels; output: TokenLabels; cost: CostLabels }>;
-  /** By alias, provider, status and code. */
-  requests: Map<string, RequestLabels>;
-  /** The label set of this key's last request: most requests of a key look like its last, found without building a map key. */
-  last?: RequestLabels;
-}
-type CostLabels = Readonly<{ key: string; team: string; model: string }>;
-type TokenLabels = Readonly<{ key: string; team: string; model: string; type: string }>;
-type AttemptLabels = Readonly<{ provider: string; target: string; outcome: AttemptOutcome }>;
-type RequestLabels = Readonly<{ key: string; team: string; model: string; provider: string; status: string; code: string }>;
 
 /** What the guardrails stage annotates (src/guardrails/policy.ts `Verdict`), as far as metrics read it. */
 interface GuardrailVerdict {
@@ -294,7 +277,7 @@ export class GatewayMetrics implements GatewayObserver {
     const model = modelLabel(ctx, this.#source.runtime()?.models);
     const code = codeLabel(ctx);
     const who = this.#labelsOfKey(ctx);
-    this.#requests.add(this.#requestLabels(who, model, providerLabel(ctx), statusLabel(ctx), code), 1);
+    this.#requests.add(requestLabels(who, model, providerLabel(ctx), statusLabel(ctx), code), 1);
     this.#overhead.observe(NO_LABELS, overheadMs(ctx, now) / 1000);
     const refusal = refusalLabels(ctx);
     if (refusal) this.#refusals.inc({ key: who.key, team: who.team, reason: refusal.reason, scope: refusal.scope });
@@ -317,7 +300,7 @@ export class GatewayMetrics implements GatewayObserver {
     this.#operationDuration.observe(code === 'ok' ? genAi : failedLabels(genAiSets, code), (now - ctx.startedAt) / 1000);
     if (ctx.timing.firstChunkMs !== undefined) this.#timeToFirstToken.observe(genAi, ctx.timing.firstChunkMs / 1000);
     const usage = ctx.usage;
-    const perModel = usage || ctx.costUsd ? this.#perModel(who, model) : undefined;
+    const perModel = usage || ctx.costUsd ? modelLabelSets(who, model) : undefined;
     if (usage && perModel) {
       this.#tokenUsage.observe(genAiSets.input, usage.prompt_tokens);
       this.#tokenUsage.observe(genAiSets.output, usage.completion_tokens);
@@ -336,32 +319,6 @@ export class GatewayMetrics implements GatewayObserver {
     let labels = this.#keyLabels.get(identity);
     if (!labels) this.#keyLabels.set(identity, (labels = { key: keyLabel(ctx), team: teamLabel(ctx), byModel: new Map(), requests: new Map() }));
     return labels;
-  }
-
-  /** Every value comes from gateway.yaml or a fixed set, so the map stays as small as the series. */
-  #requestLabels(who: KeyLabels, model: string, provider: string, status: string, code: string): RequestLabels {
-    const last = who.last;
-    if (last && last.model === model && last.provider === provider && last.status === status && last.code === code) return last;
-    const id = `${model}\n${provider}\n${status}\n${code}`;
-    let labels = who.requests.get(id);
-    if (!labels) who.requests.set(id, (labels = Object.freeze({ key: who.key, team: who.team, model, provider, status, code })));
-    who.last = labels;
-    return labels;
-  }
-
-  /** The token and cost label sets of a key on an alias: the aliases are gateway.yaml's (or _other), so the map stays small. */
-  #perModel(who: KeyLabels, model: string): { input: TokenLabels; output: TokenLabels; cost: CostLabels } {
-    let sets = who.byModel.get(model);
-    if (!sets) {
-      const { key, team } = who;
-      sets = {
-        input: Object.freeze({ key, team, model, type: 'input' }),
-        output: Object.freeze({ key, team, model, type: 'output' }),
-        cost: Object.freeze({ key, team, model }),
-      };
-      who.byModel.set(model, sets);
-    }
-    return sets;
   }
 
   /** Each attempt's outcome, known only once the next one (or none) followed it. */
@@ -392,37 +349,11 @@ export class GatewayMetrics implements GatewayObserver {
     const kind = operation === 'embeddings' ? 'embeddings' : 'chat';
     let labels = sets[kind];
     if (!labels) {
-      const base = Object.freeze({
-        gen_ai_operation_name: operation === 'embeddings' ? OPERATION_EMBEDDINGS : OPERATION_CHAT,
-        gen_ai_provider_name: target.provider,
-        gen_ai_request_model: route.name,
-        gen_ai_response_model: target.model,
-      });
-      labels = { base, input: Object.freeze({ ...base, gen_ai_token_type: 'input' }), output: Object.freeze({ ...base, gen_ai_token_type: 'output' }), failed: new Map() };
+      labels = genAiLabelSets(route, target, operation);
       sets[kind] = labels;
     }
     return labels;
   }
-}
-
-/** The operation's labels with the error type the client got. */
-function failedLabels(sets: GenAiLabelSets, code: string): GenAiLabels & { error_type: string } {
-  let labels = sets.failed.get(code);
-  if (!labels) sets.failed.set(code, (labels = Object.freeze({ ...sets.base, error_type: code })));
-  return labels;
-}
-
-/** What became of `records[i]`: a failure is a retry when the next attempt made went to the same target, a failover when to another. */
-export function attemptOutcome(records: readonly AttemptRecord[], i: number): AttemptOutcome {
-  const r = records[i];
-  if (r.outcome === 'ok') return 'succeeded';
-  if (r.outcome === 'skipped') return 'skipped';
-  for (let j = i + 1; j < records.length; j++) {
-    const next = records[j];
-    if (next.outcome === 'skipped') continue;
-    return next.provider === r.provider && next.model === r.model ? 'retried' : 'failed_over';
-  }
-  return 'failed';
 }
 
 function targetState(target: RouteTarget, now: number): number {

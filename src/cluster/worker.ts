@@ -66,6 +66,8 @@ export class ClusterWorker {
   /** How this worker's Gateway differs from a lone process's. */
   async gatewayOptions(file: string): Promise<Partial<GatewayOptions>> {
     const parsed = await parseConfigFile(file).catch(() => undefined);
+    // Read at start, as `workers` is: a reload keeps the deadline the worker started with.
+    const timeoutMs = parsed?.config?.server.primaryTimeoutMs;
     return {
       watch: false,
       // Every log line says which worker wrote it (bound once, not per line).
@@ -74,7 +76,7 @@ export class ClusterWorker {
       openState: async (config, configDir, log, clock, ledger) => {
         if (config.backend !== 'memory') return openState(config, configDir, log, clock, ledger);
         // With a request ledger its rows answer the usage report: no usage records go to the primary.
-        return createEngine(new IpcStore({ channel: primaryChannel, log }), { log, now: clock ? () => clock.now() : undefined, leaseTtlMs: config.leaseTtlMs, usageRecords: !ledger });
+        return createEngine(new IpcStore({ channel: primaryChannel, log, timeoutMs }), { log, now: clock ? () => clock.now() : undefined, leaseTtlMs: config.leaseTtlMs, usageRecords: !ledger });
       },
     };
   }

@@ -157,6 +157,8 @@ export interface GatewayConfig {
     headersTimeoutMs: number;
     requestTimeoutMs: number;
     shutdownGraceMs: number;
+    /** A cluster worker's deadline for a state call to the primary (memory backend). */
+    primaryTimeoutMs: number;
     /** Processes serving the port: 1 is this process alone; `auto` is one per available CPU (src/cluster). */
     workers: number | 'auto';
   };

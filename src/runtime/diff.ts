@@ -90,7 +90,7 @@ const nextTask = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 
 export function describeChanges(before: GatewayConfig, after: GatewayConfig, pluginFiles: readonly string[] = []): ConfigChanges {
   const needsRestart: string[] = [];
-  for (const field of ['host', 'port', 'bodyLimit', 'inFlightBodyLimit', 'headersTimeoutMs', 'requestTimeoutMs', 'workers'] as const) {
+  for (const field of ['host', 'port', 'bodyLimit', 'inFlightBodyLimit', 'headersTimeoutMs', 'requestTimeoutMs', 'primaryTimeoutMs', 'workers'] as const) {
     if (before.server[field] !== after.server[field]) needsRestart.push(`server.${field}`);
   }
   if (before.log.format !== after.log.format) needsRestart.push('log.format');

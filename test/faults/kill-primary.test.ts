@@ -24,10 +24,16 @@ const clis: RunningCli[] = [];
 
 beforeAll(async () => {
   upstream = await startUsageUpstream({ prompt: 18, completion: 5 });
+  // The primary's deadline for workers' state calls is raised: a restart's bookkeeping while the
+  // other test project loads both cores can take the primary past the 2 s default (a 503 here).
   file = writeConfig(
     'switchyard-fault-primary-',
     faultConfig({
-      head: ['server: { workers: 2, shutdownGraceMs: 15000 }', 'log: { level: info, format: json }', 'state: { backend: memory, file: state.sqlite, ledger: { flushMs: 50 } }'],
+      head: [
+        'server: { workers: 2, shutdownGraceMs: 15000, primaryTimeoutMs: 10000 }',
+        'log: { level: info, format: json }',
+        'state: { backend: memory, file: state.sqlite, ledger: { flushMs: 50 } }',
+      ],
       key: KEY,
       budget: `{ usd: ${K * COST}, period: total }`,
       admin: ADMIN,

@@ -11,7 +11,6 @@ import { cacheKey } from '../cache/key.ts';
 import { recorded } from '../cache/record.ts';
 import { compileGlob } from '../config/glob.ts';
 import { MemoryCache } from '../cache/memory.ts';
-import { RedisCache } from '../cache/redis.ts';
 import type { ChatCompletionRequest } from '../openai-types.ts';
 import { CachedAttempt, replayChunks } from '../pipeline/cached-attempt.ts';
 import { exchangeOf, type Exchange } from '../pipeline/exchange.ts';
@@ -69,8 +68,9 @@ export default defineStage<CacheOptions>({
   name: 'cache',
   description: 'Exact response cache per key, team or everyone: a repeated request is answered without calling a provider',
   optionsSchema: OPTIONS_SCHEMA,
-  create(options, env) {
-    const store: CacheStore = options.redis ? new RedisCache(options.redis) : new MemoryCache(options.maxBytes ?? 64 << 20);
+  async create(options, env) {
+    // ioredis is loaded only for a cache in Redis: a gateway without one does not carry it.
+    const store: CacheStore = options.redis ? new (await import('../cache/redis.ts')).RedisCache(options.redis) : new MemoryCache(options.maxBytes ?? 64 << 20);
     const rules = (options.apply ?? [{}]).map((r) => ({ ...r, models: r.models?.map(compileGlob), ttl: r.ttl ?? options.ttl ?? 3600, scope: r.scope ?? options.scope ?? 'key' }));
     const ruleFor = (ctx: RequestContext) =>
       rules.find(

@@ -10,6 +10,8 @@
  * Outside the counts callgrind's instrumentation is off (start-up and warm-up run about 5×
  * slower than natively, a count some 50×): the counts are those of the real code, not its speed.
  *
+ *   BREAKDOWN_CASES     which cases, comma-separated (default plain,stream,one; also slow: streams
+ *                      whose events come 50 ms apart, the 1,000-slow-streams regime)
  *   BREAKDOWN_REQUESTS  requests per measured case (default 300)
  *   BREAKDOWN_WARMUP    requests before each case's count (default 3000)
  *   BREAKDOWN_SERVERS   which servers, comma-separated (default gateway,hop,floor)
@@ -44,10 +46,13 @@ const CASES = {
   plain: { title: 'non-streamed, 10 connections', body: BODIES.plain, connections: 10 },
   stream: { title: 'streamed (20 events), 10 connections', body: BODIES.stream, connections: 10 },
   one: { title: 'non-streamed, 1 connection, sequential', body: BODIES.plain, connections: 1 },
-} as const;
+  // The 1,000-slow-streams regime at a rate callgrind keeps up with: each event its own turn of
+  // the event loop (50 ms apart), as a real model's tokens arrive. Warmed up on fast streams.
+  slow: { title: 'slow streams (20 events 50 ms apart), 20 connections', body: BODIES.slow, connections: 20, warmBody: BODIES.stream },
+} as const satisfies Record<string, { title: string; body: string; connections: number; warmBody?: string }>;
 type Case = keyof typeof CASES;
 const RUN = (process.env.BREAKDOWN_CASES ?? 'plain,stream,one').split(',') as Case[];
-for (const c of RUN) if (!(c in CASES)) throw new Error(`BREAKDOWN_CASES: plain, stream or one, not ${c}`);
+for (const c of RUN) if (!(c in CASES)) throw new Error(`BREAKDOWN_CASES: plain, stream, one or slow, not ${c}`);
 
 interface Counted {
   server: string;
@@ -89,8 +94,8 @@ async function count(dir: string, name: string, args: string[], port: number, cw
   try {
     let dump = 0;
     for (const c of RUN) {
-      const spec = CASES[c];
-      await send(server.url, spec.body, spec.connections, WARMUP);
+      const spec: { title: string; body: string; connections: number; warmBody?: string } = CASES[c];
+      await send(server.url, spec.warmBody ?? spec.body, spec.connections, WARMUP);
       control(server.pid, '-i', 'on');
       // A few requests with the instrumentation on before the count: callgrind's call stacks start from what runs then.
       await send(server.url, spec.body, spec.connections, spec.connections * 2);

@@ -19,7 +19,7 @@ export const KEY = 'sk-bench-0123456789';
 /** Node flags for the gateway, before the bin's own (BENCH_GATEWAY_FLAGS, for experiments: heap flags given replace the bin's). */
 const GATEWAY_FLAGS = process.env.BENCH_GATEWAY_FLAGS?.split(' ').filter(Boolean) ?? [];
 /** The V8 flags bin/switchyard.mjs gives the gateway; the hop gets the same, so GC tuning is not what is compared. */
-const HOP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25'];
+const HOP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25', ...(process.env.BENCH_HOP_FLAGS?.split(' ').filter(Boolean) ?? [])];
 
 export interface Server {
   name: string;

@@ -219,8 +219,8 @@ async function main(): Promise<void> {
   try {
     for (const [i, name] of SERVERS.entries()) {
       const port = freePortSync(i);
-      if (name === 'hop') counted.push(await count(dir, 'hop', ['bench/bare-proxy.ts', upstream.url, String(port)], port, ROOT));
-      else if (name === 'floor') counted.push(await count(dir, 'floor', ['bench/floor.ts', upstream.url, String(port)], port, ROOT));
+      if (name === 'hop') counted.push(await count(dir, 'hop', ['bench/bare-proxy.mjs', upstream.url, String(port)], port, ROOT));
+      else if (name === 'floor') counted.push(await count(dir, 'floor', ['bench/floor.mjs', upstream.url, String(port)], port, ROOT));
       else if (name === 'gateway') {
         // The compiled gateway, as npm start runs it (built first when its sources changed).
         const build = spawnSync(process.execPath, ['scripts/start.mjs', '--version'], { cwd: GATEWAY_ROOT, stdio: 'ignore' });

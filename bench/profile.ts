@@ -36,7 +36,7 @@ const gateway =
           '--max-semi-space-size=8',
           '--heap-growing-percent=25',
           ...(process.env.PROFILE_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
-          'bench/bare-proxy.ts',
+          'bench/bare-proxy.mjs',
           upstream.url,
         ],
         undefined,

@@ -55,7 +55,7 @@ export interface BenchData {
   /** Runs per `${scenario}/${server name}`, one per round, in round order. */
   runs: Map<string, Figures[]>;
   hop: string;
-  /** The stack's floor: fastify + undici doing the same JSON work (bench/floor.ts). */
+  /** The stack's floor: fastify + undici doing the same JSON work (bench/floor.mjs). */
   floor: string;
   gateway: string;
   variants: string[];
@@ -210,7 +210,7 @@ export function renderReport(data: BenchData): string {
   out.push(table(['measure', 'bare undici hop', 'floor (fastify + undici)', 'gateway', 'gateway vs hop', 'target', ''], rows));
   out.push(
     '',
-    `The floor (bench/floor.ts) does the gateway's JSON work on the same stack and nothing else: the gateway's CPU is ${overFloor('plain')} the floor's per non-streamed request, ${overFloor('stream')} per stream, ${overFloor('latency')} on one connection.`,
+    `The floor (bench/floor.mjs) does the gateway's JSON work on the same stack and nothing else: the gateway's CPU is ${overFloor('plain')} the floor's per non-streamed request, ${overFloor('stream')} per stream, ${overFloor('latency')} on one connection.`,
   );
 
   out.push('', '## Features: CPU with each one on and off', '');

@@ -1,6 +1,6 @@
 /**
  * npm run bench [-- --quick]: the gateway against a bare undici pass-through hop (the floor for
- * any Node hop) and the stack's floor (bench/floor.ts: fastify + undici doing the same JSON
+ * any Node hop) and the stack's floor (bench/floor.mjs: fastify + undici doing the same JSON
  * work), all in front of the same fake upstream, all on 127.0.0.1. `-- --breakdown`: instructions
  * per request and per part under callgrind instead (bench/breakdown.ts); `-- --syscalls`: system
  * calls per request by name, under strace (bench/syscalls.ts); `-- --soak`: the 10-minute memory

@@ -108,13 +108,13 @@ export async function startUpstream(dir: string): Promise<Server> {
 
 export async function startHop(dir: string, upstream: Server): Promise<Server> {
   const port = await freePort();
-  return startPinned(dir, 'hop', SERVER_CORE, [process.execPath, ...HOP_FLAGS, 'bench/bare-proxy.ts', upstream.url, String(port)], port);
+  return startPinned(dir, 'hop', SERVER_CORE, [process.execPath, ...HOP_FLAGS, 'bench/bare-proxy.mjs', upstream.url, String(port)], port);
 }
 
-/** The stack's floor (bench/floor.ts): fastify + undici doing the gateway's JSON work, with the hop's V8 flags. */
+/** The stack's floor (bench/floor.mjs): fastify + undici doing the gateway's JSON work, with the hop's V8 flags. */
 export async function startFloor(dir: string, upstream: Server): Promise<Server> {
   const port = await freePort();
-  return startPinned(dir, 'floor', SERVER_CORE, [process.execPath, ...HOP_FLAGS, 'bench/floor.ts', upstream.url, String(port)], port);
+  return startPinned(dir, 'floor', SERVER_CORE, [process.execPath, ...HOP_FLAGS, 'bench/floor.mjs', upstream.url, String(port)], port);
 }
 
 /**

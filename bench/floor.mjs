@@ -5,7 +5,8 @@
  * sends it through an undici pool, parses the answer and serialises it back; a stream is read
  * event by event, each event parsed and written again as it comes (never held whole). No log
  * line, metrics, routing or limits.
- * Usage: node bench/floor.ts <upstream-url> <port>
+ * Plain JavaScript, as the hop is (bench/bare-proxy.mjs says why).
+ * Usage: node bench/floor.mjs <upstream-url> <port>
  */
 import Fastify from 'fastify';
 import { Pool } from 'undici';
@@ -14,15 +15,9 @@ const KEY = 'Bearer sk-bench-0123456789';
 const pool = new Pool(process.argv[2], { keepAliveTimeout: 30_000 });
 const app = Fastify({ logger: false, keepAliveTimeout: 75_000 });
 
-interface ChatBody {
-  model: string;
-  stream?: boolean;
-  [field: string]: unknown;
-}
-
-app.post<{ Body: ChatBody }>('/v1/chat/completions', async (request, reply) => {
+app.post('/v1/chat/completions', async (request, reply) => {
   if (request.headers.authorization !== KEY) return reply.code(401).send({ error: { message: 'invalid key', type: 'invalid_request_error' } });
-  const body = request.body;
+  const body = /** @type {{ model: string, stream?: boolean }} */ (request.body);
   // The alias `bench` maps to the target model `bench`, as in the gateway's config.
   const upstream = await pool.request({
     method: 'POST',
@@ -35,7 +30,7 @@ app.post<{ Body: ChatBody }>('/v1/chat/completions', async (request, reply) => {
   const res = reply.raw;
   res.writeHead(upstream.statusCode, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let pending = '';
-  for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+  for await (const chunk of upstream.body) {
     pending += chunk.toString('utf8');
     let cut = pending.indexOf('\n\n');
     while (cut !== -1) {

@@ -1,6 +1,7 @@
 /**
- * node bench/gc.ts [slow|stream|plain] [connections] [rounds]: garbage collection per request,
- * the gateway against the bare hop under the same load (default: 1,000 slow streams, 2 rounds).
+ * node bench/gc.ts [slow|stream|plain] [connections] [rounds] [variant]: garbage collection per
+ * request, the gateway against the bare hop under the same load (default: 1,000 slow streams, 2
+ * rounds); `variant` is a GatewayVariant of bench/servers.ts as JSON, e.g. '{"ledger":"off"}'.
  * Both run with --trace-gc-nvp; for each run of 6 s the GCs that fell in it give the bytes
  * allocated and promoted per request and the GC pause per request, by kind (s = scavenge,
  * mc = mark-compact). Bytes are counts (they hold on a busy machine); pauses are times. V8 writes
@@ -14,7 +15,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Server } from './servers.ts';
+import type { GatewayVariant, Server } from './servers.ts';
 
 const SECONDS = 6;
 
@@ -28,6 +29,7 @@ const scenario = (process.argv[2] ?? 'slow') as keyof typeof BODIES;
 if (!(scenario in BODIES)) throw new Error(`scenario: ${Object.keys(BODIES).join(', ')}`);
 const connections = Number(process.argv[3] ?? (scenario === 'slow' ? 1000 : 10));
 const rounds = Number(process.argv[4] ?? 2);
+const variant = JSON.parse(process.argv[5] ?? '{}') as Partial<GatewayVariant>;
 
 /** The GC lines a server's log holds so far (--trace-gc-nvp: name=value pairs). */
 function gcLines(server: Server): Record<string, string>[] {
@@ -41,7 +43,7 @@ pinSelf();
 const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-gc-'));
 const upstream = await startUpstream(dir);
 const hop = await startHop(dir, upstream);
-const gateway = await startGateway(dir, upstream, { name: 'gateway' });
+const gateway = await startGateway(dir, upstream, { name: 'gateway', ...variant });
 console.log(`Machine: ${machine()}; Node ${process.version}. ${scenario}, ${connections} connections, runs of ${SECONDS} s, the servers taking turns.\n`);
 console.log('| round | server | requests | allocated per request | promoted per request | GC pause per request |');
 console.log('|---|---|---:|---:|---:|---|');

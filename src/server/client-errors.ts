@@ -4,9 +4,9 @@
  * x-request-id as every other answer, and the connection is closed, as HTTP requires after a
  * framing error.
  */
-import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../errors.ts';
+import { freshRequestId } from './request-id.ts';
 
 export function clientErrorResponse(err: Error & { code?: string }): GatewayError {
   switch (err.code) {
@@ -37,7 +37,7 @@ export function handleClientError(err: Error & { code?: string }, socket: Socket
     `HTTP/1.1 ${error.status} ${REASON[error.status] ?? 'Bad Request'}`,
     'content-type: application/json; charset=utf-8',
     `content-length: ${Buffer.byteLength(body)}`,
-    `x-request-id: req_${randomUUID().replaceAll('-', '')}`,
+    `x-request-id: ${freshRequestId()}`,
     'connection: close',
   ].join('\r\n');
   socket.end(`${head}\r\n\r\n${body}`);

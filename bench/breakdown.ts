@@ -16,6 +16,8 @@
  *   BREAKDOWN_WARMUP    requests before each case's count (default 3000)
  *   BREAKDOWN_SERVERS   which servers, comma-separated (default gateway,hop,floor)
  *   BREAKDOWN_CONFIG    a gateway.yaml for the gateway instead of the benchmark's (bench/servers.ts)
+ *   BREAKDOWN_VARIANT   the benchmark's gateway.yaml with a variant (bench/servers.ts GatewayVariant as
+ *                      JSON, e.g. '{"ledger":"off"}'): one feature's instructions, on against off
  *   BREAKDOWN_CACHE    callgrind's cache simulation with these caches, e.g. "--I1=32768,8,64
  *                      --D1=49152,12,64 --LL=2097152,16,64": misses per request and an estimate of
  *                      cycles (Ir + 10 per L1 miss + 100 per last-level miss, cachegrind's rule of
@@ -23,6 +25,8 @@
  *   BREAKDOWN_FUNCTIONS a regular expression: the inclusive instructions per request of the
  *                      functions it matches (one change's own effect, below the run-to-run noise
  *                      of the parts, which move with GC and with how many rows a flush writes)
+ *   BREAKDOWN_CALLERS   a regular expression: the callers of the functions it matches, by what
+ *                      their calls cost (who reaches a runtime slow path, a megamorphic store...)
  *   BENCH_GATEWAY_ROOT  the checkout whose gateway is measured (default: this one)
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -205,6 +209,15 @@ function matching(profile: Profile, pattern: RegExp): string[] {
   return rows;
 }
 
+/** Who calls the matching functions, by what those calls cost (callgrind's inclusive call costs). */
+function callers(profile: Profile, pattern: RegExp): string[] {
+  const rows = ['| calls cost per request | caller | callee |', '|---:|---|---|'];
+  const found: [number, string, string][] = [];
+  for (const [caller, out] of profile.calls) for (const [callee, cost] of out) if (pattern.test(callee) && caller !== callee) found.push([cost, caller, callee]);
+  for (const [cost, caller, callee] of found.sort((a, b) => b[0] - a[0]).slice(0, 30)) rows.push(`| ${fmt(cost / REQUESTS)} | \`${caller.slice(0, 100)}\` | \`${callee.slice(0, 60)}\` |`);
+  return rows;
+}
+
 function topTable(profile: Profile, key: 'self' | 'inclusive', limit: number): string[] {
   const rows = [`| ${key} instructions per request | function |`, '|---:|---|'];
   for (const f of [...profile.functions.values()].sort((a, b) => b[key] - a[key]).slice(0, limit)) rows.push(`| ${fmt(f[key] / REQUESTS)} | \`${f.name.slice(0, 140)}\` |`);
@@ -226,7 +239,7 @@ async function main(): Promise<void> {
         const build = spawnSync(process.execPath, ['scripts/start.mjs', '--version'], { cwd: GATEWAY_ROOT, stdio: 'ignore' });
         if (build.status !== 0) throw new Error('building dist/ failed');
         const config = process.env.BREAKDOWN_CONFIG ?? path.join(dir, 'gateway.yaml');
-        if (!process.env.BREAKDOWN_CONFIG) writeFileSync(config, gatewayConfig(upstream, { name: 'gateway' }));
+        if (!process.env.BREAKDOWN_CONFIG) writeFileSync(config, gatewayConfig(upstream, { name: 'gateway', ...JSON.parse(process.env.BREAKDOWN_VARIANT ?? '{}') }));
         const env: NodeJS.ProcessEnv = { ...process.env, SWITCHYARD_RUN_DIST: '1' };
         delete env.NODE_OPTIONS;
         counted.push(await count(dir, 'gateway', ['bin/switchyard.mjs', '--config', config, '--port', String(port), '--no-watch'], port, GATEWAY_ROOT, env));
@@ -263,6 +276,8 @@ async function main(): Promise<void> {
   if (CACHE) lines.push('', ...cacheTable(counted));
   const wanted = process.env.BREAKDOWN_FUNCTIONS;
   if (wanted) for (const x of counted) for (const c of RUN) lines.push('', `## Functions matching /${wanted}/: ${x.server}, ${CASES[c].title}`, '', ...matching(x.profiles[c], new RegExp(wanted)));
+  const calledBy = process.env.BREAKDOWN_CALLERS;
+  if (calledBy) for (const x of counted) for (const c of RUN) lines.push('', `## Callers of /${calledBy}/: ${x.server}, ${CASES[c].title}`, '', ...callers(x.profiles[c], new RegExp(calledBy)));
   const report = `${lines.join('\n')}\n`;
   process.stdout.write(report);
   if (!process.env.BREAKDOWN_SERVERS && !process.env.BREAKDOWN_CASES) writeFileSync(path.join(ROOT, 'bench', 'results', 'breakdown-latest.md'), report);

@@ -1,4 +1,4 @@
-import { createParser, type EventSourceParser } from 'eventsource-parser';
+import { SseParser, type SseSink } from './sse-parser.ts';
 
 /** Longest event accepted (a streamed image or a huge tool call fits; an endless line does not). */
 export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
@@ -14,12 +14,14 @@ const NO_MESSAGES: readonly SseMessage[] = Object.freeze([]);
 
 /**
  * Decodes a text/event-stream body chunk by chunk, without a generator of its own (a stream's
- * readers loop over its answers inline). The parser follows the WHATWG rules, so CRLF separators
- * (Gemini), comments, multi-line data and a BOM are all handled once, here.
+ * readers loop over its answers inline). The parser (sse-parser.ts) follows the WHATWG rules, so
+ * CRLF separators (Gemini), comments, multi-line data and a BOM are all handled once, here.
+ * `push` returns the events as an array; `pushTo` hands them to a sink, one call each, for a
+ * reader that would only copy them out of that array again.
  */
-export class SseDecoder {
+export class SseDecoder implements SseSink {
   readonly #decoder = new TextDecoder();
-  readonly #parser: EventSourceParser;
+  readonly #parser = new SseParser();
   readonly #maxEventBytes: number;
   #pending: SseMessage[] = [];
   /** Bytes fed since the last complete event: an upstream that never ends a line must not make the gateway buffer without bound. */
@@ -27,19 +29,23 @@ export class SseDecoder {
 
   constructor(maxEventBytes = MAX_EVENT_BYTES) {
     this.#maxEventBytes = maxEventBytes;
-    this.#parser = createParser({ onEvent: (message) => this.#pending.push(message) });
   }
 
   /** The events these bytes completed, in order (often none). Throws a SyntaxError past the event size limit. */
   push(bytes: Uint8Array): readonly SseMessage[] {
-    this.#parser.feed(this.#decoder.decode(bytes, { stream: true }));
-    if (this.#pending.length === 0) {
+    return this.pushTo(bytes, this) === 0 ? NO_MESSAGES : this.#take();
+  }
+
+  /** Hands the events these bytes completed to `sink`, in order; returns their number. Throws as push does. */
+  pushTo(bytes: Uint8Array, sink: SseSink): number {
+    const events = this.#parser.feed(this.#decoder.decode(bytes, { stream: true }), sink);
+    if (events === 0) {
       this.#unfinished += bytes.length;
       if (this.#unfinished > this.#maxEventBytes) throw new SyntaxError(`a stream event is longer than ${this.#maxEventBytes} bytes without ending`);
-      return NO_MESSAGES;
+      return 0;
     }
     this.#unfinished = 0;
-    return this.#take();
+    return events;
   }
 
   /**
@@ -48,8 +54,17 @@ export class SseDecoder {
    * finish, no [DONE]).
    */
   end(): readonly SseMessage[] {
-    this.#parser.feed(this.#decoder.decode());
-    return this.#pending.length === 0 ? NO_MESSAGES : this.#take();
+    return this.endTo(this) === 0 ? NO_MESSAGES : this.#take();
+  }
+
+  /** As end, the events to `sink`. */
+  endTo(sink: SseSink): number {
+    return this.#parser.feed(this.#decoder.decode(), sink);
+  }
+
+  /** The sink of push and end. */
+  sseEvent(data: string, event: string | undefined, id: string | undefined): void {
+    this.#pending.push({ id, event, data });
   }
 
   #take(): SseMessage[] {

@@ -11,6 +11,8 @@ export interface SseMessage {
 }
 
 const NO_MESSAGES: readonly SseMessage[] = Object.freeze([]);
+/** TextDecoder's options for a chunk, made once rather than per chunk. */
+const STREAM = { stream: true } as const;
 
 /**
  * Decodes a text/event-stream body chunk by chunk, without a generator of its own (a stream's
@@ -38,7 +40,7 @@ export class SseDecoder implements SseSink {
 
   /** Hands the events these bytes completed to `sink`, in order; returns their number. Throws as push does. */
   pushTo(bytes: Uint8Array, sink: SseSink): number {
-    const events = this.#parser.feed(this.#decoder.decode(bytes, { stream: true }), sink);
+    const events = this.#parser.feed(this.#decoder.decode(bytes, STREAM), sink);
     if (events === 0) {
       this.#unfinished += bytes.length;
       if (this.#unfinished > this.#maxEventBytes) throw new SyntaxError(`a stream event is longer than ${this.#maxEventBytes} bytes without ending`);

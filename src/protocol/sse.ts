@@ -1,3 +1,4 @@
+import { Buffer, isUtf8 } from 'node:buffer';
 import { SseParser, type SseSink } from './sse-parser.ts';
 
 /** Longest event accepted (a streamed image or a huge tool call fits; an endless line does not). */
@@ -28,6 +29,8 @@ export class SseDecoder implements SseSink {
   #pending: SseMessage[] = [];
   /** Bytes fed since the last complete event: an upstream that never ends a line must not make the gateway buffer without bound. */
   #unfinished = 0;
+  /** The TextDecoder has begun (a leading BOM is behind it) and holds no partial character. */
+  #clean = false;
 
   constructor(maxEventBytes = MAX_EVENT_BYTES) {
     this.#maxEventBytes = maxEventBytes;
@@ -40,7 +43,7 @@ export class SseDecoder implements SseSink {
 
   /** Hands the events these bytes completed to `sink`, in order; returns their number. Throws as push does. */
   pushTo(bytes: Uint8Array, sink: SseSink): number {
-    const events = this.#parser.feed(this.#decoder.decode(bytes, STREAM), sink);
+    const events = this.#parser.feed(this.#text(bytes), sink);
     if (events === 0) {
       this.#unfinished += bytes.length;
       if (this.#unfinished > this.#maxEventBytes) throw new SyntaxError(`a stream event is longer than ${this.#maxEventBytes} bytes without ending`);
@@ -62,6 +65,19 @@ export class SseDecoder implements SseSink {
   /** As end, the events to `sink`. */
   endTo(sink: SseSink): number {
     return this.#parser.feed(this.#decoder.decode(), sink);
+  }
+
+  /**
+   * The chunk as text. TextDecoder.decode makes a Buffer view of its input on each call (one per
+   * event of a slow stream); a Buffer of whole UTF-8 characters (the usual chunk) reads the same
+   * through toString when the decoder holds nothing, so only the other chunks go through it.
+   */
+  #text(bytes: Uint8Array): string {
+    if (this.#clean && bytes instanceof Buffer && isUtf8(bytes)) return bytes.toString();
+    const text = this.#decoder.decode(bytes, STREAM);
+    // A chunk that ends in an ASCII byte (a line end, as a rule) leaves no partial character behind.
+    if (bytes.length > 0) this.#clean = bytes[bytes.length - 1] < 0x80;
+    return text;
   }
 
   /** The sink of push and end. */

@@ -23,14 +23,18 @@ const STREAM = { stream: true } as const;
  * reader that would only copy them out of that array again.
  */
 export class SseDecoder implements SseSink {
-  readonly #decoder = new TextDecoder();
+  /** Made when a chunk needs it (see #text): most streams never do. */
+  #decoder: TextDecoder | undefined;
   readonly #parser = new SseParser();
   readonly #maxEventBytes: number;
-  #pending: SseMessage[] = [];
+  /** What push or end is to return (made for the first event). */
+  #pending: SseMessage[] | undefined;
   /** Bytes fed since the last complete event: an upstream that never ends a line must not make the gateway buffer without bound. */
   #unfinished = 0;
-  /** The TextDecoder has begun (a leading BOM is behind it) and holds no partial character. */
-  #clean = false;
+  /** Text has been read: a BOM that starts the stream is behind (TextDecoder drops one there). */
+  #begun = false;
+  /** The TextDecoder may hold a partial character: the next chunks go through it. */
+  #carry = false;
 
   constructor(maxEventBytes = MAX_EVENT_BYTES) {
     this.#maxEventBytes = maxEventBytes;
@@ -64,30 +68,41 @@ export class SseDecoder implements SseSink {
 
   /** As end, the events to `sink`. */
   endTo(sink: SseSink): number {
-    return this.#parser.feed(this.#decoder.decode(), sink);
+    return this.#decoder ? this.#parser.feed(this.#decoder.decode(), sink) : 0;
   }
 
   /**
    * The chunk as text. TextDecoder.decode makes a Buffer view of its input on each call (one per
    * event of a slow stream); a Buffer of whole UTF-8 characters (the usual chunk) reads the same
-   * through toString when the decoder holds nothing, so only the other chunks go through it.
+   * through toString when no partial character is held, so only the other chunks go through a
+   * TextDecoder, made then. Both drop a BOM that starts the stream, as TextDecoder alone did.
    */
   #text(bytes: Uint8Array): string {
-    if (this.#clean && bytes instanceof Buffer && isUtf8(bytes)) return bytes.toString();
+    if (!this.#carry && bytes instanceof Buffer && isUtf8(bytes)) {
+      if (this.#begun) return bytes.toString();
+      if (bytes.length === 0) return '';
+      this.#begun = true;
+      const text = bytes.toString();
+      return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    }
+    this.#decoder ??= new TextDecoder('utf-8', { ignoreBOM: this.#begun });
     const text = this.#decoder.decode(bytes, STREAM);
-    // A chunk that ends in an ASCII byte (a line end, as a rule) leaves no partial character behind.
-    if (bytes.length > 0) this.#clean = bytes[bytes.length - 1] < 0x80;
+    if (bytes.length > 0) {
+      // A chunk that ends in an ASCII byte (a line end, as a rule) leaves no partial character behind.
+      this.#carry = bytes[bytes.length - 1] >= 0x80;
+      if (!this.#carry) this.#begun = true;
+    }
     return text;
   }
 
   /** The sink of push and end. */
   sseEvent(data: string, event: string | undefined, id: string | undefined): void {
-    this.#pending.push({ id, event, data });
+    (this.#pending ??= []).push({ id, event, data });
   }
 
   #take(): SseMessage[] {
-    const messages = this.#pending;
-    this.#pending = [];
+    const messages = this.#pending ?? [];
+    this.#pending = undefined;
     return messages;
   }
 }

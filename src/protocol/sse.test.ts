@@ -1,6 +1,6 @@
 /** The SSE reader over raw body chunks: line endings, comments, multi-line data, BOM, split chunks, truncated tails. */
 import { describe, expect, it } from 'vitest';
-import { SSE_DONE, SSE_HEADERS, type SseMessage, readSse, sseData } from './sse.ts';
+import { SSE_DONE, SSE_HEADERS, SseDecoder, type SseMessage, readSse, sseData } from './sse.ts';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
@@ -113,6 +113,32 @@ describe('readSse', () => {
       break;
     }
     expect(finished).toBe(true);
+  });
+});
+
+describe('SseDecoder', () => {
+  it('an event longer than the limit without ending is a SyntaxError; a completed event starts the count again', () => {
+    const decoder = new SseDecoder(64);
+    expect(decoder.push(utf8(`data: ${'a'.repeat(40)}`))).toEqual([]);
+    expect(decoder.push(utf8('\n\n')).map((m) => m.data)).toEqual(['a'.repeat(40)]);
+    expect(decoder.push(utf8(`data: ${'b'.repeat(50)}`))).toEqual([]);
+    expect(() => decoder.push(utf8('b'.repeat(20)))).toThrow(new SyntaxError('a stream event is longer than 64 bytes without ending'));
+  });
+
+  it('one long line in many small Buffer chunks reads back whole, and a pushTo sink gets each event once', () => {
+    const payload = JSON.stringify({ text: 'é€😀'.repeat(4000) });
+    const bytes = Buffer.from(`event: big\ndata: ${payload}\n\ndata: after\n\n`);
+    const decoder = new SseDecoder();
+    const got: Array<[string, string | undefined]> = [];
+    const sink = { sseEvent: (data: string, event: string | undefined) => got.push([data, event]) };
+    let count = 0;
+    for (let at = 0; at < bytes.length; at += 7) count += decoder.pushTo(bytes.subarray(at, at + 7), sink);
+    count += decoder.endTo(sink);
+    expect(got).toEqual([
+      [payload, 'big'],
+      ['after', undefined],
+    ]);
+    expect(count).toBe(2);
   });
 });
 

@@ -53,6 +53,31 @@ describe('sseJsonEvents over a Node stream', () => {
     await expect(waiting).rejects.toThrow('mapped: ECONNRESET');
   });
 
+  it('a waiting reader gets each event as its chunk arrives, one chunk at a time', async () => {
+    const body = new PassThrough();
+    const events = sseJsonEvents(body, mapped)[Symbol.asyncIterator]();
+    for (let i = 0; i < 5; i++) {
+      const waiting = events.next();
+      body.write(i === 2 ? 'event: named\n' : '');
+      body.write(`data: {"i":${i}}\n\n`);
+      expect(await waiting).toEqual({ value: { event: i === 2 ? 'named' : undefined, data: { i }, raw: `{"i":${i}}` }, done: false });
+    }
+    const end = events.next();
+    body.end('data: [DONE]\n\n');
+    expect(await end).toEqual({ value: undefined, done: true });
+  });
+
+  it('a chunk of several events for a waiting reader: the first answers it, the rest follow in order, then the bad one fails', async () => {
+    const body = new PassThrough();
+    const events = sseJsonEvents(body, mapped)[Symbol.asyncIterator]();
+    const waiting = events.next();
+    body.write('data: {"a":1}\n\ndata: {"a":2}\n\ndata: {oops}\n\ndata: {"a":3}\n\n');
+    expect(await waiting).toEqual({ value: { data: { a: 1 }, raw: '{"a":1}' }, done: false });
+    expect(await events.next()).toEqual({ value: { data: { a: 2 }, raw: '{"a":2}' }, done: false });
+    await expect(events.next()).rejects.toThrow(/^mapped: stream event is not JSON: \{oops\}/);
+    expect(body.destroyed).toBe(true);
+  });
+
   it('a body closed without end or error is a cut answer, not a clean end', async () => {
     const body = new PassThrough();
     const events = sseJsonEvents(body, mapped)[Symbol.asyncIterator]();

@@ -6,7 +6,8 @@
  * decodeSseJson (src/providers/http-body.ts), which stays the decoder for any other iterable.
  */
 import type { Readable } from 'node:stream';
-import { SseDecoder, type SseMessage } from '../protocol/sse.ts';
+import { SseDecoder } from '../protocol/sse.ts';
+import type { SseSink } from '../protocol/sse-parser.ts';
 import { decodeSseJson, parseEventData, type SseJsonEvent } from './http-body.ts';
 
 /** Parsed events held before the body is paused (the reader, i.e. the client, is slower than the upstream). */
@@ -20,17 +21,25 @@ function isReadable(body: unknown): body is Readable {
   return typeof (body as Readable).on === 'function' && typeof (body as Readable).pause === 'function' && typeof (body as Readable).destroy === 'function';
 }
 
-class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent> {
+/**
+ * Per event, what a reader needs and no more: the decoder hands each event to sseEvent (no message
+ * record, no array), and an event for a reader already waiting (every event of a slow stream)
+ * resolves its promise at once, without going through the queue.
+ */
+class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent>, SseSink {
   readonly #body: Readable;
   readonly #fault: (err: unknown) => unknown;
   readonly #decoder = new SseDecoder();
-  #queue: SseJsonEvent[] = [];
+  /** Events parsed and not read yet, from #head on; emptied in place once read. */
+  readonly #queue: SseJsonEvent[] = [];
   #head = 0;
   /** `data: [DONE]` arrived: what follows is read (to the end of the body) but not parsed. */
   #done = false;
   #ended = false;
   #failure: { error: unknown } | undefined;
-  #waiter: { resolve: (r: IteratorResult<SseJsonEvent>) => void; reject: (err: unknown) => void } | undefined;
+  /** A waiting reader's promise (both set, or neither). */
+  #resolve: ((r: IteratorResult<SseJsonEvent>) => void) | undefined;
+  #reject: ((err: unknown) => void) | undefined;
 
   constructor(body: Readable, fault: (err: unknown) => unknown) {
     this.#body = body;
@@ -49,10 +58,14 @@ class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent> {
     if (this.#head < this.#queue.length) return Promise.resolve({ value: this.#take(), done: false });
     if (this.#failure) return Promise.reject(this.#failure.error);
     if (this.#ended) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve, reject) => {
-      this.#waiter = { resolve, reject };
-    });
+    return new Promise(this.#wait);
   }
+
+  /** The executor of a waiting reader's promise: one function per stream, not one per event. */
+  readonly #wait = (resolve: (r: IteratorResult<SseJsonEvent>) => void, reject: (err: unknown) => void): void => {
+    this.#resolve = resolve;
+    this.#reject = reject;
+  };
 
   /** The reader stopped early: the body is not needed any more. */
   return(): Promise<IteratorResult<SseJsonEvent>> {
@@ -65,34 +78,43 @@ class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent> {
   #take(): SseJsonEvent {
     const event = this.#queue[this.#head++];
     if (this.#head === this.#queue.length) {
-      this.#queue = [];
+      this.#queue.length = 0;
       this.#head = 0;
       if (this.#body.isPaused() && !this.#ended) this.#body.resume();
     }
     return event;
   }
 
-  #accept(messages: readonly SseMessage[]): void {
-    for (let i = 0; i < messages.length && !this.#done; i++) {
-      const message = messages[i];
-      if (message.data === '[DONE]') this.#done = true;
-      else this.#queue.push({ event: message.event, data: parseEventData(message.data), raw: message.data });
+  /** The decoder's sink: one event off the wire (a JSON SyntaxError thrown here fails the stream in #onData). */
+  sseEvent(data: string, event: string | undefined): void {
+    if (this.#done) return;
+    if (data === '[DONE]') {
+      this.#done = true;
+      return;
     }
+    const parsed: SseJsonEvent = { event, data: parseEventData(data), raw: data };
+    const resolve = this.#resolve;
+    // A reader waits, so nothing is queued: the event is its answer (settled in a microtask, after this chunk, as before).
+    if (resolve && this.#head === this.#queue.length) {
+      this.#resolve = this.#reject = undefined;
+      resolve({ value: parsed, done: false });
+    } else this.#queue.push(parsed);
   }
 
   /** Hands the next event (or the end, or the failure) to a reader that is waiting. */
   #wake(): void {
-    const waiter = this.#waiter;
-    if (!waiter) return;
+    const resolve = this.#resolve;
+    const reject = this.#reject;
+    if (!resolve || !reject) return;
     if (this.#head < this.#queue.length) {
-      this.#waiter = undefined;
-      waiter.resolve({ value: this.#take(), done: false });
+      this.#resolve = this.#reject = undefined;
+      resolve({ value: this.#take(), done: false });
     } else if (this.#failure) {
-      this.#waiter = undefined;
-      waiter.reject(this.#failure.error);
+      this.#resolve = this.#reject = undefined;
+      reject(this.#failure.error);
     } else if (this.#ended) {
-      this.#waiter = undefined;
-      waiter.resolve({ value: undefined, done: true });
+      this.#resolve = this.#reject = undefined;
+      resolve({ value: undefined, done: true });
     }
   }
 
@@ -108,8 +130,7 @@ class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent> {
     // After [DONE] only the body's end is awaited (an early close would abort it, with an AbortError and its stack).
     if (this.#done) return;
     try {
-      const messages = this.#decoder.push(bytes);
-      if (messages.length > 0) this.#accept(messages);
+      this.#decoder.pushTo(bytes, this);
     } catch (err) {
       this.#fail(err);
       return;
@@ -120,7 +141,7 @@ class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent> {
 
   readonly #onEnd = (): void => {
     try {
-      if (!this.#done) this.#accept(this.#decoder.end());
+      if (!this.#done) this.#decoder.endTo(this);
     } catch (err) {
       this.#fail(err);
       return;

@@ -19,6 +19,8 @@ export class SseWriter {
   /** Set when this writer frames the chunks itself. */
   #socket: Socket | undefined;
   #pending = '';
+  /** The UTF-8 length of #pending when every piece came with its length; -1 once one did not (then it is measured). */
+  #pendingBytes = 0;
   #scheduled = false;
   /** The last write filled the client's buffer: wait for 'drain' before the next one. */
   #full = false;
@@ -35,10 +37,15 @@ export class SseWriter {
     if (socket && res.chunkedEncoding && socket.writableLength === 0) this.#socket = socket;
   }
 
-  /** Queues SSE text for this turn's write. False when the client is not reading fast enough: await drained(). */
-  write(text: string): boolean {
+  /**
+   * Queues SSE text for this turn's write; `bytes` is its UTF-8 length when the caller knows it
+   * (measuring a concatenated string copies it). False when the client is not reading fast
+   * enough: await drained().
+   */
+  write(text: string, bytes?: number): boolean {
     if (text.length === 0) return !this.#full;
     this.#pending += text;
+    this.#pendingBytes = bytes === undefined || this.#pendingBytes < 0 ? -1 : this.#pendingBytes + bytes;
     if (!this.#scheduled) {
       this.#scheduled = true;
       process.nextTick(flushPending, this);
@@ -58,19 +65,24 @@ export class SseWriter {
     this.#scheduled = false;
     const text = this.#pending;
     if (text.length === 0) return;
+    const bytes = this.#pendingBytes;
     this.#pending = '';
+    this.#pendingBytes = 0;
     const socket = this.#socket;
     let room: boolean;
     if (socket) {
       if (socket.destroyed) return;
-      room = socket.write(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`);
+      room = socket.write(`${(bytes < 0 ? Buffer.byteLength(text) : bytes).toString(16)}\r\n${text}\r\n`);
     } else room = this.#res.write(text);
     if (!room) this.#full = true;
   }
 
   /** Writes what is queued and `last`, and ends the response. */
   end(last?: string): void {
-    if (last) this.#pending += last;
+    if (last) {
+      this.#pending += last;
+      this.#pendingBytes = -1;
+    }
     this.flush();
     this.#res.end();
   }

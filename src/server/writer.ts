@@ -102,7 +102,7 @@ async function writeStream(x: Exchange, chunks: AsyncIterable<ChatCompletionChun
         }
         text = commit(text);
       }
-      if (text && !out.write(text)) await out.drained(x.signal);
+      if (text && !out.write(text, events.byteLengthOf?.(text))) await out.drained(x.signal);
     }
     // An answer with no output at all still gets its opening and closing events.
     let tail = await events.end();

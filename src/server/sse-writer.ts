@@ -72,7 +72,7 @@ export class SseWriter {
     let room: boolean;
     if (socket) {
       if (socket.destroyed) return;
-      room = socket.write(`${(bytes < 0 ? Buffer.byteLength(text) : bytes).toString(16)}\r\n${text}\r\n`);
+      room = socket.write(`${chunkHead(bytes < 0 ? Buffer.byteLength(text) : bytes)}${text}\r\n`);
     } else room = this.#res.write(text);
     if (!room) this.#full = true;
   }
@@ -90,4 +90,14 @@ export class SseWriter {
 
 function flushPending(writer: SseWriter): void {
   writer.flush();
+}
+
+/** Chunk size lines (the size in hex and CRLF) below this size are made once and kept (an array of this many slots). */
+const KEPT_HEADS = 4096;
+const chunkHeads: Array<string | undefined> = new Array(KEPT_HEADS);
+
+/** A chunk's size line: events are mostly of a few hundred sizes, so most writes build no size string of their own. */
+function chunkHead(bytes: number): string {
+  if (bytes >= KEPT_HEADS) return `${bytes.toString(16)}\r\n`;
+  return (chunkHeads[bytes] ??= `${bytes.toString(16)}\r\n`);
 }

@@ -140,8 +140,8 @@ describe('forwarding', () => {
   });
 
   it('frames chunks sent as the upstream wrote them by their UTF-8 bytes, one event a read as in a slow stream', async () => {
-    // Characters of 1 to 4 bytes, unescaped: a chunk framed by its length in characters would cut the body.
-    const texts = ['é', '€ and €', '😀', 'plain'];
+    // Characters of 1 to 4 bytes, unescaped: a chunk framed by its length in characters would cut the body. One event past 4 KB.
+    const texts = ['é', '€ and €', '😀', '€'.repeat(2000), 'plain'];
     const events = texts.map(
       (text, i) =>
         `{"id":"c2","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":${i === texts.length - 1 ? '"stop"' : 'null'}}]}`,

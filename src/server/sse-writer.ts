@@ -22,6 +22,8 @@ export class SseWriter {
   /** The UTF-8 length of #pending when every piece came with its length; -1 once one did not (then it is measured). */
   #pendingBytes = 0;
   #scheduled = false;
+  /** flush as a callback made once per stream: a turn's process.nextTick then carries no argument array. */
+  readonly #flushTurn = (): void => this.flush();
   /** The last write filled the client's buffer: wait for 'drain' before the next one. */
   #full = false;
 
@@ -48,7 +50,7 @@ export class SseWriter {
     this.#pendingBytes = bytes === undefined || this.#pendingBytes < 0 ? -1 : this.#pendingBytes + bytes;
     if (!this.#scheduled) {
       this.#scheduled = true;
-      process.nextTick(flushPending, this);
+      process.nextTick(this.#flushTurn);
     }
     return !this.#full;
   }
@@ -86,10 +88,6 @@ export class SseWriter {
     this.flush();
     this.#res.end();
   }
-}
-
-function flushPending(writer: SseWriter): void {
-  writer.flush();
 }
 
 /** Chunk size lines (the size in hex and CRLF) below this size are made once and kept (an array of this many slots). */

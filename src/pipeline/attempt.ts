@@ -52,6 +52,11 @@ export class Attempt implements ExchangeAttempt {
   #idled = false;
   /** Whether a stream's reader is waiting for the upstream now (the idle limit counts only that). */
   #awaitingUpstream = false;
+  /**
+   * When a stream's reader last asked the upstream for an event (performance.now()). A field, not
+   * a local: a number held across an await is boxed anew each event, a number field is updated in place.
+   */
+  #askedUpstreamAt = 0;
   /** A provider was called (not so for a token count the gateway estimated). */
   #sent = false;
   /** Why the gateway ended the attempt itself (shutdown), if it did. */
@@ -365,7 +370,7 @@ export class Attempt implements ExchangeAttempt {
           it = events[Symbol.asyncIterator]();
         }
         while (at === queued.length && reading) {
-          const waiting = performance.now();
+          this.#askedUpstreamAt = performance.now();
           let step: IteratorResult<unknown>;
           try {
             // idleMs counts the wait for the upstream only, from the moment the reader asks.
@@ -378,7 +383,7 @@ export class Attempt implements ExchangeAttempt {
             throw err;
           }
           this.#awaitingUpstream = false;
-          timing.upstreamMs += performance.now() - waiting;
+          timing.upstreamMs += performance.now() - this.#askedUpstreamAt;
           if (step.done) {
             await stopReading();
             let tail;

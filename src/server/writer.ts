@@ -93,7 +93,9 @@ async function writeStream(x: Exchange, chunks: AsyncIterable<ChatCompletionChun
   const delivered = (x.delivered = { chars: 0 });
   try {
     for await (const chunk of chunks) {
-      for (const choice of chunk.choices) delivered.chars += deltaLength(choice.delta);
+      // An index, not for-of: here (a loop resumed once per event) for-of made an array iterator every event.
+      const choices = chunk.choices;
+      for (let i = 0; i < choices.length; i++) delivered.chars += deltaLength(choices[i].delta);
       let text = events.push(chunk);
       if (held !== undefined) {
         if (!events.started) {

@@ -335,7 +335,8 @@ export class Attempt implements ExchangeAttempt {
    * costs every chunk a request object, a second promise and an await of its own for the yield,
    * and in a slow stream every event is its own turn of the event loop. As a generator would, it
    * starts on the first next(), stops reading the upstream on its first failure or return(), and
-   * then answers done.
+   * then answers done. Unlike a generator it does not queue calls: one next() at a time, as
+   * `for await` and primeStream ask.
    */
   #translateStream(events: AsyncIterable<unknown>, call: ProviderCall): AsyncIterableIterator<ChatCompletionChunk> {
     const idleMs = this.timeouts.idleMs;

@@ -584,3 +584,84 @@ describe('Attempt: the call it builds', () => {
     expect(x.costUsd).toBe(4);
   });
 });
+
+describe('Attempt: the chunk stream as an iterator', () => {
+  /** An upstream of these events that records whether its reader stopped it early (return()). */
+  function upstream(events: unknown[]): AsyncIterable<unknown> & { stopped: number } {
+    let i = 0;
+    const source = {
+      stopped: 0,
+      [Symbol.asyncIterator]: () => ({
+        next: async () => (i < events.length ? { value: events[i++], done: false } : { value: undefined, done: true }),
+        return: async () => {
+          source.stopped++;
+          return { value: undefined, done: true };
+        },
+      }),
+    };
+    return source;
+  }
+
+  /** A provider whose translator makes `split(event)` of each event and `tail` at the end. */
+  function splitting(
+    events: AsyncIterable<unknown>,
+    split: (event: unknown) => ChatCompletionChunk | ChatCompletionChunk[] | undefined,
+    tail?: () => ChatCompletionChunk | ChatCompletionChunk[] | undefined,
+  ) {
+    return { ...fakeProvider(async () => ({ kind: 'stream', headers: {}, events })), createStreamTranslator: () => ({ push: split, end: tail }) };
+  }
+
+  async function streamOf(provider: ReturnType<typeof splitting>): Promise<AsyncIterator<ChatCompletionChunk>> {
+    const attempt = new Attempt(exchangeFor({ session: streamingSession() }), targetOf(provider), TIMEOUTS);
+    await attempt.send();
+    attempt.translate();
+    return (await primedStream(attempt))[Symbol.asyncIterator]();
+  }
+
+  it('hands out every chunk a translator makes of one event, none for an event it skips, then the tail, in order, normalised', async () => {
+    const source = upstream(['a', 'skip', 'b']);
+    const provider = splitting(
+      source,
+      (e) => (e === 'skip' ? undefined : e === 'a' ? [chunkOf('a1'), chunkOf('a2')] : chunkOf('b')),
+      () => [chunkOf('t1'), { ...chunkOf('t2'), object: undefined } as unknown as ChatCompletionChunk],
+    );
+    const it = await streamOf(provider);
+    const seen: ChatCompletionChunk[] = [];
+    for (let r = await it.next(); !r.done; r = await it.next()) seen.push(r.value);
+    expect(seen.map((c) => c.choices[0]?.delta.content)).toEqual(['a1', 'a2', 'b', 't1', 't2']);
+    expect(seen[4].object).toBe('chat.completion.chunk');
+    expect(source.stopped).toBe(1);
+    expect(await it.next()).toEqual({ value: undefined, done: true });
+  });
+
+  it('return() stops reading the upstream once and answers done from then on, without the tail', async () => {
+    const source = upstream(['a', 'b', 'c']);
+    const tail = vi.fn(() => chunkOf('tail'));
+    const it = await streamOf(splitting(source, (e) => chunkOf(String(e)), tail));
+    expect((await it.next()).value?.choices[0]?.delta.content).toBe('a');
+    expect(await it.return?.()).toEqual({ value: undefined, done: true });
+    expect(await it.return?.()).toEqual({ value: undefined, done: true });
+    expect(await it.next()).toEqual({ value: undefined, done: true });
+    expect(source.stopped).toBe(1);
+    expect(tail).not.toHaveBeenCalled();
+  });
+
+  it('a translation failure ends the stream as a 502 protocol fault: the upstream is stopped, and next() answers done', async () => {
+    const source = upstream(['a', 'bad', 'c']);
+    const it = await streamOf(
+      splitting(source, (e) => {
+        if (e === 'bad') throw new Error('cannot read this event');
+        return chunkOf(String(e));
+      }),
+    );
+    expect((await it.next()).value?.choices[0]?.delta.content).toBe('a');
+    const err = await it.next().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect(err).toMatchObject({ kind: 'protocol' });
+    expect(source.stopped).toBe(1);
+    expect(await it.next()).toEqual({ value: undefined, done: true });
+  });
+});

@@ -18,6 +18,7 @@ import {
   type NativeResponse,
   type ProviderCall,
   type RouteTarget,
+  type StreamTranslator,
   type Timeouts,
 } from '../plugin-api.ts';
 import { applyCapabilities } from '../providers/capabilities.ts';
@@ -51,6 +52,11 @@ export class Attempt implements ExchangeAttempt {
   #idled = false;
   /** Whether a stream's reader is waiting for the upstream now (the idle limit counts only that). */
   #awaitingUpstream = false;
+  /**
+   * When a stream's reader last asked the upstream for an event (performance.now()). A field, not
+   * a local: a number held across an await is boxed anew each event, a number field is updated in place.
+   */
+  #askedUpstreamAt = 0;
   /** A provider was called (not so for a token count the gateway estimated). */
   #sent = false;
   /** Why the gateway ended the attempt itself (shutdown), if it did. */
@@ -325,63 +331,110 @@ export class Attempt implements ExchangeAttempt {
    * The native events → normalised chunks. `timeout.idleMs` is measured between parsed events
    * (an upstream that only sends keep-alive comments is stalled), failures caused by the
    * attempt's own timers or an interruption are reported as such, and translation failures are
-   * the provider's (502). One generator for all of it: each layer of async generators would cost
-   * every event a few more promises.
+   * the provider's (502). An iterator written out rather than an async generator: a generator
+   * costs every chunk a request object, a second promise and an await of its own for the yield,
+   * and in a slow stream every event is its own turn of the event loop. As a generator would, it
+   * starts on the first next(), stops reading the upstream on its first failure or return(), and
+   * then answers done. Unlike a generator it does not queue calls: one next() at a time, as
+   * `for await` and primeStream ask.
    */
-  async *#translateStream(events: AsyncIterable<unknown>, call: ProviderCall): AsyncGenerator<ChatCompletionChunk> {
+  #translateStream(events: AsyncIterable<unknown>, call: ProviderCall): AsyncIterableIterator<ChatCompletionChunk> {
     const idleMs = this.timeouts.idleMs;
-    const idle = setTimeout(Attempt.#onIdle, idleMs, this);
     const timing = this.#x.timing;
-    const translator = this.target.instance.createStreamTranslator(call);
-    // A stage that transforms the answer may change a chunk in place after it left here.
-    const verbatim = translator.verbatim === true && !this.#x.answerTransforms ? (this.#verbatim = new VerbatimChunk()) : undefined;
-    const it = events[Symbol.asyncIterator]();
-    try {
-      for (;;) {
-        const waiting = performance.now();
-        let next: IteratorResult<unknown>;
-        try {
-          // idleMs counts the wait for the upstream only, from the moment the reader asks.
-          this.#awaitingUpstream = true;
-          idle.refresh();
-          next = await it.next();
-        } catch (err) {
-          if (this.#interruption) throw this.#interruption;
-          if (this.#idled) throw UpstreamError.timeout(call.provider, `the answer stalled for ${idleMs} ms (timeout.idleMs)`, err);
-          throw err;
-        }
-        this.#awaitingUpstream = false;
-        timing.upstreamMs += performance.now() - waiting;
-        if (next.done) break;
-        if (this.#passthrough) this.#nativeEvents.push(next.value);
-        let out;
-        try {
-          out = translator.push(next.value);
-        } catch (err) {
-          throw providerFault(call, err);
-        }
-        if (out === undefined) continue;
-        if (verbatim?.take(out, next.value)) {
-          yield this.#observe(out);
-          continue;
-        }
-        if (Array.isArray(out)) {
-          for (const chunk of out) yield this.#observe(normalizeChunk(chunk, call));
-        } else yield this.#observe(normalizeChunk(out, call));
-      }
-    } finally {
+    let idle: NodeJS.Timeout | undefined;
+    let translator: StreamTranslator;
+    let verbatim: VerbatimChunk | undefined;
+    let it: AsyncIterator<unknown> | undefined;
+    /** The chunks a translator made of one event (or of the end), handed out from `at` on, normalised as they go. */
+    let queued: readonly ChatCompletionChunk[] = [];
+    let at = 0;
+    /** Still reading the upstream. */
+    let reading = true;
+    let ended = false;
+
+    /** Stops reading the upstream, once: the idle timer and the upstream's body go. */
+    const stopReading = async (): Promise<void> => {
+      if (!reading) return;
+      reading = false;
       clearTimeout(idle);
-      await it.return?.();
-    }
-    let tail;
-    try {
-      tail = translator.end?.();
-    } catch (err) {
-      throw providerFault(call, err);
-    }
-    verbatim?.forget();
-    if (tail === undefined) return;
-    for (const chunk of Array.isArray(tail) ? tail : [tail]) yield this.#observe(normalizeChunk(chunk, call));
+      await it?.return?.();
+    };
+
+    const next = async (): Promise<IteratorResult<ChatCompletionChunk>> => {
+      if (ended) return { value: undefined, done: true };
+      try {
+        if (!it) {
+          idle = setTimeout(Attempt.#onIdle, idleMs, this);
+          translator = this.target.instance.createStreamTranslator(call);
+          // A stage that transforms the answer may change a chunk in place after it left here.
+          if (translator.verbatim === true && !this.#x.answerTransforms) verbatim = this.#verbatim = new VerbatimChunk();
+          it = events[Symbol.asyncIterator]();
+        }
+        while (at === queued.length && reading) {
+          this.#askedUpstreamAt = performance.now();
+          let step: IteratorResult<unknown>;
+          try {
+            // idleMs counts the wait for the upstream only, from the moment the reader asks.
+            this.#awaitingUpstream = true;
+            idle!.refresh();
+            step = await it.next();
+          } catch (err) {
+            if (this.#interruption) throw this.#interruption;
+            if (this.#idled) throw UpstreamError.timeout(call.provider, `the answer stalled for ${idleMs} ms (timeout.idleMs)`, err);
+            throw err;
+          }
+          this.#awaitingUpstream = false;
+          timing.upstreamMs += performance.now() - this.#askedUpstreamAt;
+          if (step.done) {
+            await stopReading();
+            let tail;
+            try {
+              tail = translator.end?.();
+            } catch (err) {
+              throw providerFault(call, err);
+            }
+            verbatim?.forget();
+            if (tail === undefined) break;
+            if (!Array.isArray(tail)) return { value: this.#observe(normalizeChunk(tail, call)), done: false };
+            queued = tail;
+            at = 0;
+            break;
+          }
+          if (this.#passthrough) this.#nativeEvents.push(step.value);
+          let out;
+          try {
+            out = translator.push(step.value);
+          } catch (err) {
+            throw providerFault(call, err);
+          }
+          if (out === undefined) continue;
+          // Taken verbatim: handed out as it came, not normalised.
+          if (verbatim?.take(out, step.value)) return { value: this.#observe(out), done: false };
+          if (!Array.isArray(out)) return { value: this.#observe(normalizeChunk(out, call)), done: false };
+          queued = out;
+          at = 0;
+        }
+      } catch (err) {
+        ended = true;
+        await stopReading();
+        throw err;
+      }
+      if (at < queued.length) return { value: this.#observe(normalizeChunk(queued[at++], call)), done: false };
+      ended = true;
+      return { value: undefined, done: true };
+    };
+
+    return {
+      next,
+      async return(): Promise<IteratorResult<ChatCompletionChunk>> {
+        ended = true;
+        await stopReading();
+        return { value: undefined, done: true };
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
   }
 
   #observe(chunk: ChatCompletionChunk): ChatCompletionChunk {

@@ -108,6 +108,11 @@ export interface GenerationServices {
 export interface SseEvents {
   /** Framed text for one chunk (possibly empty). */
   push(chunk: ChatCompletionChunk): string;
+  /**
+   * The UTF-8 length of `text` when push just returned it and the protocol knows the length
+   * without measuring (measuring a concatenated string copies it); undefined otherwise.
+   */
+  byteLengthOf?(text: string): number | undefined;
   /** Framed text that closes a complete answer (a promise when the protocol keeps the answer first: stored Responses). */
   end(): string | Promise<string>;
   /** Framed text that reports a failure after the stream started. */

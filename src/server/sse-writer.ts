@@ -19,7 +19,11 @@ export class SseWriter {
   /** Set when this writer frames the chunks itself. */
   #socket: Socket | undefined;
   #pending = '';
+  /** The UTF-8 length of #pending when every piece came with its length; -1 once one did not (then it is measured). */
+  #pendingBytes = 0;
   #scheduled = false;
+  /** flush as a callback made once per stream: a turn's process.nextTick then carries no argument array. */
+  readonly #flushTurn = (): void => this.flush();
   /** The last write filled the client's buffer: wait for 'drain' before the next one. */
   #full = false;
 
@@ -35,13 +39,18 @@ export class SseWriter {
     if (socket && res.chunkedEncoding && socket.writableLength === 0) this.#socket = socket;
   }
 
-  /** Queues SSE text for this turn's write. False when the client is not reading fast enough: await drained(). */
-  write(text: string): boolean {
+  /**
+   * Queues SSE text for this turn's write; `bytes` is its UTF-8 length when the caller knows it
+   * (measuring a concatenated string copies it). False when the client is not reading fast
+   * enough: await drained().
+   */
+  write(text: string, bytes?: number): boolean {
     if (text.length === 0) return !this.#full;
     this.#pending += text;
+    this.#pendingBytes = bytes === undefined || this.#pendingBytes < 0 ? -1 : this.#pendingBytes + bytes;
     if (!this.#scheduled) {
       this.#scheduled = true;
-      process.nextTick(flushPending, this);
+      process.nextTick(this.#flushTurn);
     }
     return !this.#full;
   }
@@ -58,24 +67,35 @@ export class SseWriter {
     this.#scheduled = false;
     const text = this.#pending;
     if (text.length === 0) return;
+    const bytes = this.#pendingBytes;
     this.#pending = '';
+    this.#pendingBytes = 0;
     const socket = this.#socket;
     let room: boolean;
     if (socket) {
       if (socket.destroyed) return;
-      room = socket.write(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`);
+      room = socket.write(`${chunkHead(bytes < 0 ? Buffer.byteLength(text) : bytes)}${text}\r\n`);
     } else room = this.#res.write(text);
     if (!room) this.#full = true;
   }
 
   /** Writes what is queued and `last`, and ends the response. */
   end(last?: string): void {
-    if (last) this.#pending += last;
+    if (last) {
+      this.#pending += last;
+      this.#pendingBytes = -1;
+    }
     this.flush();
     this.#res.end();
   }
 }
 
-function flushPending(writer: SseWriter): void {
-  writer.flush();
+/** Chunk size lines (the size in hex and CRLF) below this size are made once and kept (an array of this many slots). */
+const KEPT_HEADS = 4096;
+const chunkHeads: Array<string | undefined> = new Array(KEPT_HEADS);
+
+/** A chunk's size line: events are mostly of a few hundred sizes, so most writes build no size string of their own. */
+function chunkHead(bytes: number): string {
+  if (bytes >= KEPT_HEADS) return `${bytes.toString(16)}\r\n`;
+  return (chunkHeads[bytes] ??= `${bytes.toString(16)}\r\n`);
 }

@@ -93,7 +93,9 @@ async function writeStream(x: Exchange, chunks: AsyncIterable<ChatCompletionChun
   const delivered = (x.delivered = { chars: 0 });
   try {
     for await (const chunk of chunks) {
-      for (const choice of chunk.choices) delivered.chars += deltaLength(choice.delta);
+      // An index, not for-of: here (a loop resumed once per event) for-of made an array iterator every event.
+      const choices = chunk.choices;
+      for (let i = 0; i < choices.length; i++) delivered.chars += deltaLength(choices[i].delta);
       let text = events.push(chunk);
       if (held !== undefined) {
         if (!events.started) {
@@ -102,7 +104,7 @@ async function writeStream(x: Exchange, chunks: AsyncIterable<ChatCompletionChun
         }
         text = commit(text);
       }
-      if (text && !out.write(text)) await out.drained(x.signal);
+      if (text && !out.write(text, events.byteLengthOf?.(text))) await out.drained(x.signal);
     }
     // An answer with no output at all still gets its opening and closing events.
     let tail = await events.end();

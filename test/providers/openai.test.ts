@@ -139,6 +139,28 @@ describe('forwarding', () => {
     expect(without).not.toContain('usage');
   });
 
+  it('frames chunks sent as the upstream wrote them by their UTF-8 bytes, one event a read as in a slow stream', async () => {
+    // Characters of 1 to 4 bytes, unescaped: a chunk framed by its length in characters would cut the body. One event past 4 KB.
+    const texts = ['é', '€ and €', '😀', '€'.repeat(2000), 'plain'];
+    const events = texts.map(
+      (text, i) =>
+        `{"id":"c2","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":${i === texts.length - 1 ? '"stop"' : 'null'}}]}`,
+    );
+    primary.setHandler(() =>
+      streamAnswer(
+        [...events, '[DONE]'].map((d) => `data: ${d}\n\n`),
+        { gapMs: 20 },
+      ),
+    );
+    const res = await fetch(`${t.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${DEV_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt', stream: true, messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe([...events, '[DONE]'].map((d) => `data: ${d}\n\n`).join(''));
+  });
+
   it('carries the client x-request-id through', async () => {
     const { response } = await ask()
       .withResponse()

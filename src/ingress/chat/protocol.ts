@@ -23,6 +23,9 @@ export const chatProtocol = defineProtocol<ChatCompletionRequest>({
   error: openAiError,
 });
 
+/** The bytes `data: ` and the blank line add to an event's JSON. */
+const FRAME_BYTES = 8;
+
 /**
  * Chunks as `data:` lines and a final `[DONE]`. Without `stream_options.include_usage` the usage
  * the gateway asked the upstream for (to log and charge tokens) is kept from the client. A chunk
@@ -33,6 +36,9 @@ class ChatEvents implements SseEvents {
   readonly #attempt: ExchangeAttempt;
   /** A primed stream's first chunk is its answer starting. */
   readonly started = true;
+  /** The last event push made of an upstream's own text, and its UTF-8 length. */
+  #verbatimText: string | undefined;
+  #verbatimBytes = 0;
 
   constructor(wantsUsage: boolean, attempt: ExchangeAttempt) {
     this.#wantsUsage = wantsUsage;
@@ -46,7 +52,16 @@ class ChatEvents implements SseEvents {
       return sseData(chunk);
     }
     const json = this.#attempt.verbatimJson?.(chunk);
-    return json === undefined ? sseData(chunk) : `data: ${json}\n\n`;
+    if (json === undefined) return sseData(chunk);
+    const text = `data: ${json}\n\n`;
+    // The upstream's text is one flat string: its length costs no copy, the framed event's would.
+    this.#verbatimText = text;
+    this.#verbatimBytes = Buffer.byteLength(json) + FRAME_BYTES;
+    return text;
+  }
+
+  byteLengthOf(text: string): number | undefined {
+    return text === this.#verbatimText ? this.#verbatimBytes : undefined;
   }
 
   end(): string {

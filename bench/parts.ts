@@ -35,7 +35,7 @@ export const PARTS: Part[] = [
   { name: 'governance', match: inFiles(/^src\/pipeline\/governor\./, /^src\/governance\//) },
   {
     name: 'the attempt (retry, attempt, transform-response)',
-    match: inFiles(/^src\/stages\/retry\./, /^src\/pipeline\/attempt\./, /^src\/stages\/transform-response\./, /^src\/protocol\/(normalize|prime|chunks)\./),
+    match: inFiles(/^src\/stages\/retry\./, /^src\/pipeline\/(attempt|translated-stream)\./, /^src\/stages\/transform-response\./, /^src\/protocol\/(normalize|prime|chunks)\./),
   },
   { name: 'upstream client (provider, undici)', match: inFiles(/^src\/providers\//, /^src\/translate\//, /^node_modules\/undici\//, /^plugins\//) },
   { name: 'response serialisation (writer, SSE)', match: inFiles(/^src\/server\/(writer|sse-writer)\./, /^src\/protocol\/sse\./, /^src\/observability\/timing\./) },

@@ -18,17 +18,17 @@ import {
   type NativeResponse,
   type ProviderCall,
   type RouteTarget,
-  type StreamTranslator,
   type Timeouts,
 } from '../plugin-api.ts';
 import { applyCapabilities } from '../providers/capabilities.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
-import { normalizeChunk, normalizeCompletion } from '../protocol/normalize.ts';
+import { normalizeCompletion } from '../protocol/normalize.ts';
 import { primeStream } from '../protocol/prime.ts';
 import { inputTokensOf, providerFault } from './answer-faults.ts';
 import { refusalOf } from './drops.ts';
 import { priceEmbeddings, priceUsage } from './pricing.ts';
 import type { Exchange, ExchangeAttempt } from './exchange.ts';
+import { type StreamOwner, TranslatedStream } from './translated-stream.ts';
 import { VerbatimChunk } from './verbatim.ts';
 
 /** Raised by an attempt's own timers: past `timeout.totalMs`, or a stream idle past `timeout.idleMs`. */
@@ -48,15 +48,6 @@ export class Attempt implements ExchangeAttempt {
   readonly #timer: NodeJS.Timeout;
   readonly #startedAt = performance.now();
   #timedOut = false;
-  /** The stream went longer than idleMs without a parsed event. */
-  #idled = false;
-  /** Whether a stream's reader is waiting for the upstream now (the idle limit counts only that). */
-  #awaitingUpstream = false;
-  /**
-   * When a stream's reader last asked the upstream for an event (performance.now()). A field, not
-   * a local: a number held across an await is boxed anew each event, a number field is updated in place.
-   */
-  #askedUpstreamAt = 0;
   /** A provider was called (not so for a token count the gateway estimated). */
   #sent = false;
   /** Why the gateway ended the attempt itself (shutdown), if it did. */
@@ -229,7 +220,7 @@ export class Attempt implements ExchangeAttempt {
       if (body.usage) priceUsage(x, this.target, body.usage);
       x.upstreamModel = body.model;
     } else {
-      this.response = { kind: 'stream', chunks: this.#translateStream(native.events, call) };
+      this.response = { kind: 'stream', chunks: new TranslatedStream(this.#streamOwner(call), native.events, call) };
     }
   }
 
@@ -311,13 +302,6 @@ export class Attempt implements ExchangeAttempt {
     attempt.#controller.abort(new AttemptTimeout());
   }
 
-  static #onIdle(attempt: Attempt): void {
-    // The time a slow reader takes between chunks is not the upstream's: the next wait re-arms the timer.
-    if (!attempt.#awaitingUpstream) return;
-    attempt.#idled = true;
-    attempt.#controller.abort(new AttemptTimeout());
-  }
-
   readonly #onDrop = (drop: Drop): void => {
     if (this.#x.strict) throw refusalOf(drop);
     (this.drops ??= []).push(drop);
@@ -327,113 +311,21 @@ export class Attempt implements ExchangeAttempt {
     this.#controller.abort(this.#x.signal.reason);
   };
 
-  /**
-   * The native events → normalised chunks. `timeout.idleMs` is measured between parsed events
-   * (an upstream that only sends keep-alive comments is stalled), failures caused by the
-   * attempt's own timers or an interruption are reported as such, and translation failures are
-   * the provider's (502). An iterator written out rather than an async generator: a generator
-   * costs every chunk a request object, a second promise and an await of its own for the yield,
-   * and in a slow stream every event is its own turn of the event loop. As a generator would, it
-   * starts on the first next(), stops reading the upstream on its first failure or return(), and
-   * then answers done. Unlike a generator it does not queue calls: one next() at a time, as
-   * `for await` and primeStream ask.
-   */
-  #translateStream(events: AsyncIterable<unknown>, call: ProviderCall): AsyncIterableIterator<ChatCompletionChunk> {
-    const idleMs = this.timeouts.idleMs;
-    const timing = this.#x.timing;
-    let idle: NodeJS.Timeout | undefined;
-    let translator: StreamTranslator;
-    let verbatim: VerbatimChunk | undefined;
-    let it: AsyncIterator<unknown> | undefined;
-    /** The chunks a translator made of one event (or of the end), handed out from `at` on, normalised as they go. */
-    let queued: readonly ChatCompletionChunk[] = [];
-    let at = 0;
-    /** Still reading the upstream. */
-    let reading = true;
-    let ended = false;
-
-    /** Stops reading the upstream, once: the idle timer and the upstream's body go. */
-    const stopReading = async (): Promise<void> => {
-      if (!reading) return;
-      reading = false;
-      clearTimeout(idle);
-      await it?.return?.();
-    };
-
-    const next = async (): Promise<IteratorResult<ChatCompletionChunk>> => {
-      if (ended) return { value: undefined, done: true };
-      try {
-        if (!it) {
-          idle = setTimeout(Attempt.#onIdle, idleMs, this);
-          translator = this.target.instance.createStreamTranslator(call);
-          // A stage that transforms the answer may change a chunk in place after it left here.
-          if (translator.verbatim === true && !this.#x.answerTransforms) verbatim = this.#verbatim = new VerbatimChunk();
-          it = events[Symbol.asyncIterator]();
-        }
-        while (at === queued.length && reading) {
-          this.#askedUpstreamAt = performance.now();
-          let step: IteratorResult<unknown>;
-          try {
-            // idleMs counts the wait for the upstream only, from the moment the reader asks.
-            this.#awaitingUpstream = true;
-            idle!.refresh();
-            step = await it.next();
-          } catch (err) {
-            if (this.#interruption) throw this.#interruption;
-            if (this.#idled) throw UpstreamError.timeout(call.provider, `the answer stalled for ${idleMs} ms (timeout.idleMs)`, err);
-            throw err;
-          }
-          this.#awaitingUpstream = false;
-          timing.upstreamMs += performance.now() - this.#askedUpstreamAt;
-          if (step.done) {
-            await stopReading();
-            let tail;
-            try {
-              tail = translator.end?.();
-            } catch (err) {
-              throw providerFault(call, err);
-            }
-            verbatim?.forget();
-            if (tail === undefined) break;
-            if (!Array.isArray(tail)) return { value: this.#observe(normalizeChunk(tail, call)), done: false };
-            queued = tail;
-            at = 0;
-            break;
-          }
-          if (this.#passthrough) this.#nativeEvents.push(step.value);
-          let out;
-          try {
-            out = translator.push(step.value);
-          } catch (err) {
-            throw providerFault(call, err);
-          }
-          if (out === undefined) continue;
-          // Taken verbatim: handed out as it came, not normalised.
-          if (verbatim?.take(out, step.value)) return { value: this.#observe(out), done: false };
-          if (!Array.isArray(out)) return { value: this.#observe(normalizeChunk(out, call)), done: false };
-          queued = out;
-          at = 0;
-        }
-      } catch (err) {
-        ended = true;
-        await stopReading();
-        throw err;
-      }
-      if (at < queued.length) return { value: this.#observe(normalizeChunk(queued[at++], call)), done: false };
-      ended = true;
-      return { value: undefined, done: true };
-    };
-
+  /** The stream's view of this attempt (translated-stream.ts), made once per stream. */
+  #streamOwner(call: ProviderCall): StreamOwner {
+    const x = this.#x;
     return {
-      next,
-      async return(): Promise<IteratorResult<ChatCompletionChunk>> {
-        ended = true;
-        await stopReading();
-        return { value: undefined, done: true };
+      idleMs: this.timeouts.idleMs,
+      timing: x.timing,
+      createTranslator: () => this.target.instance.createStreamTranslator(call),
+      // A stage that transforms the answer may change a chunk in place after it left here.
+      verbatimFor: (translator) => (translator.verbatim === true && !x.answerTransforms ? (this.#verbatim = new VerbatimChunk()) : undefined),
+      consumed: (event) => {
+        if (this.#passthrough) this.#nativeEvents.push(event);
       },
-      [Symbol.asyncIterator]() {
-        return this;
-      },
+      stalled: () => this.#controller.abort(new AttemptTimeout()),
+      interruption: () => this.#interruption,
+      observe: (chunk) => this.#observe(chunk),
     };
   }
 

@@ -4,13 +4,11 @@
  * process, by whether the library's files are in the CommonJS module cache (it is a CommonJS
  * package, so an import of it lands there).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
-import { ROOT } from '../helpers/repo.ts';
+import { packageLoadedAfterStart } from '../helpers/lazy-load.ts';
 
 const KEYS = 'keys: [{ name: dev, key: sk-test-dev-0123456789, models: ["*"] }]';
 
@@ -37,25 +35,5 @@ it('a gateway loads google-auth-library only for a Vertex provider with a Google
     config(dir, 'express', '  p: { plugin: vertex, auth: { type: api-key, key: AQ.express-0123456789 } }'),
     config(dir, 'google', '  p: { plugin: vertex, project: proj, auth: { type: google, credentialsFile: wif.json } }'),
   ];
-  const script = `
-    import { createRequire } from 'node:module';
-    import { Gateway } from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'src/index.ts')).href)};
-    const cache = createRequire(import.meta.url).cache;
-    const loaded = () => Object.keys(cache).some((k) => k.includes('/node_modules/google-auth-library/'));
-    const seen = [];
-    for (const config of ${JSON.stringify(files)}) {
-      const g = await Gateway.start({ config, port: 0, host: '127.0.0.1', env: {} });
-      seen.push(loaded());
-      await g.close();
-    }
-    console.log(JSON.stringify(seen));
-  `;
-  const r = spawnSync(process.execPath, ['--conditions=switchyard-source', '--input-type=module', '-e', script], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: 60_000,
-    env: { ...process.env, GCE_METADATA_HOST: '127.0.0.1:9' },
-  });
-  expect(r.status, r.stderr).toBe(0);
-  expect(JSON.parse(r.stdout.trim().split('\n').at(-1)!)).toEqual([false, false, true]);
+  expect(packageLoadedAfterStart('google-auth-library', files, { ...process.env, GCE_METADATA_HOST: '127.0.0.1:9' })).toEqual([false, false, true]);
 });

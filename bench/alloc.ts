@@ -27,6 +27,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BODIES, closedLoop } from './load.ts';
+import { gcEvents } from './gc-trace.ts';
 import { machine } from './procfs.ts';
 import { freePort, gatewayConfig, pinSelf, startPinnedNode, startUpstream, stop, GATEWAY_ROOT, type GatewayVariant } from './servers.ts';
 
@@ -126,25 +127,6 @@ function table(title: string, rows: Map<string, number>, limit: number, shareOf?
     lines.push(`| \`${name.slice(0, 140)}\` | ${fmt(bytes)} |${share}`);
   }
   return lines;
-}
-
-interface GcEvent {
-  ms: number;
-  kind: string;
-  allocated: number;
-  promoted: number;
-}
-
-/** The GC trace's events (--trace-gc-nvp: one `name=value` line per GC, with the ms since the heap's start). */
-function gcEvents(log: string): GcEvent[] {
-  const events: GcEvent[] = [];
-  for (const line of log.split('\n')) {
-    const m = /\s(\d+(?:\.\d+)?) ms: pause=.* gc=(\w+) /.exec(line);
-    if (!m) continue;
-    const field = (name: string) => Number(new RegExp(` ${name}=(\\d+)`).exec(line)?.[1] ?? 0);
-    events.push({ ms: Number(m[1]), kind: m[2], allocated: field('allocated'), promoted: field('promoted') });
-  }
-  return events;
 }
 
 async function main(): Promise<void> {

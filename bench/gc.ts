@@ -15,6 +15,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { type GcEvent, gcEvents } from './gc-trace.ts';
 import type { GatewayVariant, Server } from './servers.ts';
 
 const SECONDS = 6;
@@ -31,12 +32,9 @@ const connections = Number(process.argv[3] ?? (scenario === 'slow' ? 1000 : 10))
 const rounds = Number(process.argv[4] ?? 2);
 const variant = JSON.parse(process.argv[5] ?? '{}') as Partial<GatewayVariant>;
 
-/** The GC lines a server's log holds so far (--trace-gc-nvp: name=value pairs). */
-function gcLines(server: Server): Record<string, string>[] {
-  const lines = readFileSync(server.logFile, 'utf8')
-    .split('\n')
-    .filter((l) => l.includes('pause=') && l.includes(' gc='));
-  return lines.map((line) => Object.fromEntries(Array.from(line.matchAll(/(\w+)=(\S+)/g), (m) => [m[1], m[2]])));
+/** The GCs a server's log holds so far. */
+function gcLines(server: Server): GcEvent[] {
+  return gcEvents(readFileSync(server.logFile, 'utf8'));
 }
 
 pinSelf();
@@ -59,12 +57,12 @@ try {
       let allocated = 0;
       let promoted = 0;
       for (const gc of gcs) {
-        const kind = kinds.get(gc.gc) ?? { count: 0, pauseMs: 0 };
+        const kind = kinds.get(gc.kind) ?? { count: 0, pauseMs: 0 };
         kind.count++;
-        kind.pauseMs += Number(gc.pause);
-        kinds.set(gc.gc, kind);
-        allocated += Number(gc.allocated ?? 0);
-        promoted += Number(gc.promoted ?? 0);
+        kind.pauseMs += gc.pauseMs;
+        kinds.set(gc.kind, kind);
+        allocated += gc.allocated;
+        promoted += gc.promoted;
       }
       const pauses = [...kinds].map(([k, v]) => `${k} ${v.count}× ${((v.pauseMs * 1000) / n).toFixed(0)} µs`).join(', ');
       console.log(`| ${r} | ${s.name} | ${run.completed} | ${(allocated / n / 1024).toFixed(1)} KB | ${(promoted / n / 1024).toFixed(1)} KB | ${pauses} |`);

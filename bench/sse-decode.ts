@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gcEvents } from './gc-trace.ts';
 
 const CONCURRENT = 500;
 const EVENTS = 20;
@@ -28,9 +29,9 @@ if (process.env.SSE_DECODE_CHILD !== '1') {
   if (child.status !== 0) throw new Error(`the measuring process failed:\n${child.stderr}`);
   let allocated = 0;
   let promoted = 0;
-  for (const line of child.stdout.split('\n')) {
-    allocated += Number(/ allocated=(\d+)/.exec(line)?.[1] ?? 0);
-    promoted += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0);
+  for (const gc of gcEvents(child.stdout)) {
+    allocated += gc.allocated;
+    promoted += gc.promoted;
   }
   const streams = CONCURRENT * rounds;
   console.log(`${root}: ${Math.round(allocated / streams)} B allocated, ${Math.round(promoted / streams)} B promoted per slow stream (${streams} streams)`);

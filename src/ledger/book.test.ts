@@ -92,4 +92,20 @@ describe('RequestLedger on SQLite', () => {
     expect(await second.request('new')).toBeDefined();
     await second.close();
   });
+
+  it('writes batches of every size, each row once with its own values, through the few statement sizes', async () => {
+    const engine = new SqliteLedger(':memory:');
+    await engine.migrate();
+    let n = 0;
+    // Sizes below, at and across the statement sizes (64, 16, 4, 1), and a full queue's batch.
+    for (const size of [1, 3, 4, 5, 17, 63, 64, 65, 99, 150, 500]) {
+      const batch = Array.from({ length: size }, (_, i) => ({ ...row(`s${size}-${i}`), inputTokens: i, outputTokens: size }));
+      await engine.insert(batch);
+      n += size;
+      for (const i of [0, Math.floor(size / 2), size - 1]) expect(await engine.request(`s${size}-${i}`)).toMatchObject({ inputTokens: i, outputTokens: size });
+    }
+    const day = new Date().toISOString().slice(0, 10);
+    expect((await engine.usageRows(day, day)).reduce((sum, r) => sum + r.requests, 0)).toBe(n);
+    await engine.close();
+  });
 });

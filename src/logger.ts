@@ -1,4 +1,5 @@
 import pino, { type Logger, type LoggerOptions } from 'pino';
+import { directJsonLines } from './log-writer.ts';
 
 export interface LoggerSettings {
   level: string;
@@ -8,6 +9,8 @@ export interface LoggerSettings {
 // Defence in depth: the gateway never logs headers or options, but a plugin might.
 // No wildcards: those make every log call walk the object.
 const REDACT = ['authorization', 'headers.authorization', 'apiKey', 'api_key', 'secretAccessKey', 'options.apiKey'];
+/** The top-level keys pino must see itself: redacted paths' first segments and pino's `err` serializer. */
+const SPECIAL_KEYS = [...new Set(REDACT.map((p) => p.split('.')[0]))].concat('err');
 
 /**
  * JSON lines to stdout through an asynchronous buffered writer (no sync I/O on the request
@@ -15,7 +18,12 @@ const REDACT = ['authorization', 'headers.authorization', 'apiKey', 'api_key', '
  * The caller flushes on shutdown (`logger.flush()`).
  */
 export function createLogger(settings: LoggerSettings): Logger {
-  const options: LoggerOptions = { level: settings.level, base: { service: 'switchyard' }, redact: { paths: REDACT, censor: '[REDACTED]' } };
+  const options: LoggerOptions = {
+    level: settings.level,
+    base: { service: 'switchyard' },
+    redact: { paths: REDACT, censor: '[REDACTED]' },
+    hooks: { logMethod: directJsonLines(SPECIAL_KEYS) },
+  };
   const pretty = settings.format === 'pretty' || (settings.format === 'auto' && process.stdout.isTTY);
   if (pretty) {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' } } });

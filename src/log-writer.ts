@@ -1,0 +1,62 @@
+/**
+ * A pino `logMethod` hook that writes a plain object's line with one JSON.stringify instead of
+ * pino's field-by-field serialisation (a string concatenation per field and a JavaScript
+ * escape scan per string): the request line costs about a third of the instructions and of the
+ * garbage. The bytes are pino's own, prefix, bindings, fields and message in the same order.
+ * Everything pino treats specially takes pino's own path: a redacted or serialised key, an
+ * object that is not plain, a logger with a mixin or message prefix, a stream that wants
+ * metadata, a value JSON.stringify refuses (a BigInt, a cycle).
+ */
+import pino, { type LogFn, type Logger } from 'pino';
+
+// All exported by pino at run time (msgPrefixSym is missing from its typings).
+const { chindingsSym, endSym, lsCacheSym, messageKeySym, mixinSym, msgPrefixSym, needsMetadataGsym, nestedKeySym, streamSym, timeSym } = pino.symbols as typeof pino.symbols & { msgPrefixSym: symbol };
+
+/** A pino logger's state, read by pino's exported symbols. */
+type PinoInternals = Record<symbol, unknown>;
+interface Destination {
+  write(line: string): unknown;
+}
+
+/**
+ * @param special the top-level keys pino must see itself: the first segment of every redact
+ * path and every serializer's key (`err` among them).
+ */
+export function directJsonLines(special: readonly string[]): (this: Logger, args: Parameters<LogFn>, method: LogFn, level: number) => void {
+  return function logMethod(this: Logger, args, method, level) {
+    const obj = args[0] as Record<string, unknown> | null;
+    const msg = args[1];
+    const self = this as unknown as PinoInternals;
+    if (args.length === 2 && typeof msg === 'string' && isPlainObject(obj) && !hasAny(obj, special) && !self[mixinSym] && self[msgPrefixSym] === undefined && !self[nestedKeySym]) {
+      const stream = self[streamSym] as Destination & PinoInternals;
+      const json = stringified(obj);
+      if (json !== undefined && stream[needsMetadataGsym] !== true) {
+        const fields = json.length > 2 ? `,${json.slice(1, -1)}` : '';
+        const head = `${(self[lsCacheSym] as Record<number, string>)[level]}${(self[timeSym] as () => string)()}${self[chindingsSym] as string}`;
+        stream.write(`${head}${fields},${JSON.stringify(self[messageKeySym])}:${JSON.stringify(msg)}${self[endSym] as string}`);
+        return;
+      }
+    }
+    method.apply(this, args);
+  };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  // A toJSON of its own would make JSON.stringify write something other than its fields.
+  return (proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+function hasAny(obj: Record<string, unknown>, keys: readonly string[]): boolean {
+  for (let i = 0; i < keys.length; i++) if (Object.hasOwn(obj, keys[i])) return true;
+  return false;
+}
+
+function stringified(obj: Record<string, unknown>): string | undefined {
+  try {
+    return JSON.stringify(obj);
+  } catch {
+    return undefined;
+  }
+}

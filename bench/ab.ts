@@ -1,7 +1,9 @@
 /**
  * A quick A/B of one scenario, hop against gateway, for working on one figure (not the report):
- *   node bench/ab.ts <plain|stream|slow|miss> [rounds] [seconds] [cache]
- * With `cache`, the gateway with the exact cache on is measured against the gateway without it.
+ *   node bench/ab.ts <plain|stream|slow|miss> [rounds] [seconds] [cache | variant]
+ * With `cache`, the gateway with the exact cache on is measured against the gateway without it;
+ * with a variant (bench/servers.ts GatewayVariant as JSON, e.g. '{"ledger":"off"}'), the gateway
+ * with it against the gateway as the benchmark runs it: one feature's price in CPU and throughput.
  * Same pinning and measures as `npm run bench`; blocks take turns; prints per-round figures.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +12,7 @@ import path from 'node:path';
 import { BODIES, saturate } from './load.ts';
 import { figures, sample } from './measure.ts';
 import { machine } from './procfs.ts';
-import { pinSelf, startGateway, startHop, startUpstream, stop } from './servers.ts';
+import { type GatewayVariant, pinSelf, startGateway, startHop, startUpstream, stop } from './servers.ts';
 
 const scenario = (process.argv[2] ?? 'plain') as keyof typeof BODIES;
 const rounds = Number(process.argv[3] ?? 3);
@@ -19,9 +21,10 @@ const connections = scenario === 'slow' ? 1000 : 10;
 pinSelf();
 const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-ab-'));
 const upstream = await startUpstream(dir);
-const withCache = process.argv[5] === 'cache';
-const hop = withCache ? await startGateway(dir, upstream, { name: 'gateway, cache off' }) : await startHop(dir, upstream);
-const gateway = await startGateway(dir, upstream, withCache ? { name: 'gateway, cache on', cache: true } : { name: 'gateway' });
+const variant: GatewayVariant | undefined = process.argv[5] === 'cache' ? { name: 'gateway, cache on', cache: true } : process.argv[5] ? { name: `gateway ${process.argv[5]}`, ...JSON.parse(process.argv[5]) } : undefined;
+// With a variant, "hop" below is the gateway as the benchmark runs it.
+const hop = variant ? await startGateway(dir, upstream, { name: 'gateway' }) : await startHop(dir, upstream);
+const gateway = await startGateway(dir, upstream, variant ?? { name: 'gateway' });
 console.log(`Machine: ${machine()}; Node ${process.version}`);
 try {
   for (const s of [hop, gateway]) await saturate(s.url, { body: BODIES[scenario === 'slow' ? 'stream' : scenario], connections: 10, seconds: 2 });

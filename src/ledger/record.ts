@@ -152,7 +152,12 @@ export function rowFrom(r: Record<string, unknown>): LedgerRow {
 /** This process's prefix: entries are unique across processes and restarts, and cost a counter's increment. */
 const ENTRY_PREFIX = randomBytes(12).toString('base64url');
 let entries = 0;
-const nextEntry = (): string => `${ENTRY_PREFIX}${(++entries).toString(36)}`;
+/**
+ * The counter at a fixed width (11 base-36 digits hold any safe integer): a process's entries
+ * sort in the order they are made, so the primary key's index grows at one place, not at a new
+ * place each time the counter gains a digit.
+ */
+const nextEntry = (): string => `${ENTRY_PREFIX}${(++entries).toString(36).padStart(11, '0')}`;
 
 /** The cache stage's verdict (its log-line annotation), when it ran. */
 function cacheOf(x: ExchangeView): { result: CacheResult; savedUsd?: number | null } | undefined {

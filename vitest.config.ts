@@ -26,7 +26,7 @@ const ISOLATED = [
   'test/faults/**/*.test.ts',
   'test/package/**/*.test.ts',
   'test/conformance/vertex-anthropic.test.ts',
-  'test/core/{cli,docs,docs-examples,identity-surfaces,lazy-libraries,scaffold}.test.ts',
+  'test/core/{cli,docs,docs-examples,identity-surfaces,lazy-libraries,logger-output,scaffold}.test.ts',
   'test/governance/{memory-crash,redis-persistence,redis-rebuild,redis-replay,shared-redis,state-lock,usage-cli}.test.ts',
   'test/hardening/shutdown.test.ts',
   'test/observability/{prometheus,rules}.test.ts',

@@ -21,7 +21,8 @@ const connections = scenario === 'slow' ? 1000 : 10;
 pinSelf();
 const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-ab-'));
 const upstream = await startUpstream(dir);
-const variant: GatewayVariant | undefined = process.argv[5] === 'cache' ? { name: 'gateway, cache on', cache: true } : process.argv[5] ? { name: `gateway ${process.argv[5]}`, ...JSON.parse(process.argv[5]) } : undefined;
+const variant: GatewayVariant | undefined =
+  process.argv[5] === 'cache' ? { name: 'gateway, cache on', cache: true } : process.argv[5] ? { name: `gateway ${process.argv[5]}`, ...JSON.parse(process.argv[5]) } : undefined;
 // With a variant, "hop" below is the gateway as the benchmark runs it.
 const hop = variant ? await startGateway(dir, upstream, { name: 'gateway' }) : await startHop(dir, upstream);
 const gateway = await startGateway(dir, upstream, variant ?? { name: 'gateway' });

@@ -39,7 +39,7 @@ export const PARTS: Part[] = [
   },
   { name: 'upstream client (provider, undici)', match: inFiles(/^src\/providers\//, /^src\/translate\//, /^node_modules\/undici\//, /^plugins\//) },
   { name: 'response serialisation (writer, SSE)', match: inFiles(/^src\/server\/(writer|sse-writer)\./, /^src\/protocol\/sse\./, /^src\/observability\/timing\./) },
-  { name: 'log line (stage, pino)', match: inFiles(/^src\/stages\/log\./, /^node_modules\/(pino|sonic-boom|fast-redact|@pinojs)/, /^src\/logger\./) },
+  { name: 'log line (stage, pino)', match: inFiles(/^src\/stages\/log\./, /^node_modules\/(pino|sonic-boom|fast-redact|@pinojs)/, /^src\/(logger|log-writer)\./) },
   {
     name: 'metrics (observer, prom-client)',
     match: inFiles(/^src\/observability\/(metrics|labels|label-sets|counter-buffer|series-histogram|identity-metrics|state-gauges)\./, /^node_modules\/prom-client\//),

@@ -133,8 +133,8 @@ export function renderReport(data: BenchData): string {
       `${show(h('stream', 'cpuUs'), 0)} µs`,
       `${show(g('stream', 'cpuUs'), 0)} µs`,
       times(ratio('stream', 'cpuUs')),
-      '≤ 2×',
-      verdict(ratio('stream', 'cpuUs').median <= 2),
+      '≤ 1.5×',
+      verdict(ratio('stream', 'cpuUs').median <= 1.5),
     ],
     [
       'Streams: time to first byte, p50',

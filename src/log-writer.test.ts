@@ -10,9 +10,12 @@ function pair(extra: LoggerOptions = {}) {
   const plain: string[] = [];
   const direct: string[] = [];
   const options: LoggerOptions = { base: { service: 'switchyard' }, redact: { paths: REDACT, censor: '[REDACTED]' }, timestamp: () => ',"time":1', ...extra };
+  const hook = directJsonLines(SPECIAL);
+  const directLogger = pino({ ...options, hooks: { logMethod: hook.logMethod } }, { write: (s: string) => direct.push(s) });
+  hook.trust(directLogger);
   return {
     plain: pino(options, { write: (s: string) => plain.push(s) }),
-    direct: pino({ ...options, hooks: { logMethod: directJsonLines(SPECIAL) } }, { write: (s: string) => direct.push(s) }),
+    direct: directLogger,
     lines: () => ({ plain, direct }),
   };
 }
@@ -88,12 +91,46 @@ describe('direct JSON log lines', () => {
     const logger = pino({ base: null }, { write: () => undefined });
     const hook = directJsonLines(SPECIAL);
     const method = vi.fn();
-    hook.call(logger, [{ reqId: 'r', status: 200 }, 'request'], method, 30);
-    expect(method).not.toHaveBeenCalled();
+    // Not trusted yet: pino's path.
+    hook.logMethod.call(logger, [{ reqId: 'r', status: 200 }, 'request'], method, 30);
+    expect(method).toHaveBeenCalledTimes(1);
+    hook.trust(logger);
+    hook.logMethod.call(logger, [{ reqId: 'r', status: 200 }, 'request'], method, 30);
+    expect(method).toHaveBeenCalledTimes(1);
     for (const args of [[{ apiKey: 'k' }, 'm'], [{ err: new Error('e') }, 'm'], [{ n: 1n }, 'm'], [new Custom(), 'm'], [{ a: 1 }], [{ a: 1 }, 'x %s', 'y']]) {
-      hook.call(logger, args as never, method, 30);
+      hook.logMethod.call(logger, args as never, method, 30);
     }
-    expect(method).toHaveBeenCalledTimes(6);
+    expect(method).toHaveBeenCalledTimes(7);
+  });
+
+  it('the trusted logger and a child with bindings only write directly', () => {
+    const { direct } = pair();
+    // pino's own serialisation, counted.
+    const internals = direct as unknown as Record<symbol, (...a: unknown[]) => string>;
+    const own = internals[pino.symbols.asJsonSym];
+    let pinoPath = 0;
+    internals[pino.symbols.asJsonSym] = function (this: unknown, ...a: unknown[]) {
+      pinoPath++;
+      return own.apply(this, a);
+    };
+    direct.info({ reqId: 'r' }, 'request');
+    direct.child({ worker: 1 }).warn({ reqId: 'r' }, 'request');
+    expect(pinoPath).toBe(0);
+    direct.child({ worker: 1 }, { serializers: { reqId: String } }).info({ reqId: 'r' }, 'request');
+    expect(pinoPath).toBe(1);
+  });
+
+  it('a child with serializers, redaction or formatters of its own gets them, as from pino', () => {
+    const { plain, direct, lines } = pair();
+    const children = [{ serializers: { user: (u: { name: string }) => u.name } }, { redact: ['user.name'] }, { formatters: { log: (o: object) => ({ ...o, formatted: true }) } }];
+    for (const options of children) {
+      plain.child({ c: 1 }, options).info({ user: { name: 'ada', id: 7 } }, 'child');
+      direct.child({ c: 1 }, options).info({ user: { name: 'ada', id: 7 } }, 'child');
+    }
+    expect(lines().direct).toEqual(lines().plain);
+    expect(lines().direct[0]).toContain('"user":"ada"');
+    expect(lines().direct[1]).toContain('"name":"[Redacted]"');
+    expect(lines().direct[2]).toContain('"formatted":true');
   });
 
   it('leaves a logger with a mixin to pino', () => {

@@ -1,16 +1,17 @@
 /**
  * A pino `logMethod` hook that writes a plain object's line with one JSON.stringify instead of
  * pino's field-by-field serialisation (a string concatenation per field and a JavaScript
- * escape scan per string): the request line costs about a third of the instructions and of the
- * garbage. The bytes are pino's own, prefix, bindings, fields and message in the same order.
- * Everything pino treats specially takes pino's own path: a redacted or serialised key, an
- * object that is not plain, a logger with a mixin or message prefix, a stream that wants
- * metadata, a value JSON.stringify refuses (a BigInt, a cycle).
+ * escape scan per string): the request line costs about half the instructions. The bytes are
+ * pino's own, prefix, bindings, fields and message in the same order. Everything pino treats
+ * specially takes pino's own path: a redacted or serialised key, an object that is not plain, a
+ * child logger with serializers or redaction of its own, a log formatter, a mixin or message prefix,
+ * a stream that wants metadata, a value JSON.stringify refuses (a BigInt, a cycle).
  */
 import pino, { type LogFn, type Logger } from 'pino';
 
 // All exported by pino at run time (msgPrefixSym is missing from its typings).
-const { chindingsSym, endSym, lsCacheSym, messageKeySym, mixinSym, msgPrefixSym, needsMetadataGsym, nestedKeySym, streamSym, timeSym } = pino.symbols as typeof pino.symbols & { msgPrefixSym: symbol };
+const { chindingsSym, endSym, formattersSym, lsCacheSym, messageKeySym, mixinSym, msgPrefixSym, needsMetadataGsym, nestedKeySym, serializersSym, streamSym, stringifiersSym, timeSym } =
+  pino.symbols as typeof pino.symbols & { msgPrefixSym: symbol };
 
 /** A pino logger's state, read by pino's exported symbols. */
 type PinoInternals = Record<symbol, unknown>;
@@ -18,27 +19,59 @@ interface Destination {
   write(line: string): unknown;
 }
 
+export interface DirectJsonLines {
+  logMethod(this: Logger, args: Parameters<LogFn>, method: LogFn, level: number): void;
+  /**
+   * Names the logger the hook was made for, once it exists: its lines and its children's are
+   * written directly while they share its serializers, redaction and formatters (a child given
+   * its own gets pino's path). Until then every line takes pino's path.
+   */
+  trust(logger: Logger): void;
+}
+
 /**
- * @param special the top-level keys pino must see itself: the first segment of every redact
- * path and every serializer's key (`err` among them).
+ * @param special the top-level keys pino must see itself for the trusted logger: the first
+ * segment of every redact path and every serializer's key (`err` among them).
  */
-export function directJsonLines(special: readonly string[]): (this: Logger, args: Parameters<LogFn>, method: LogFn, level: number) => void {
-  return function logMethod(this: Logger, args, method, level) {
-    const obj = args[0] as Record<string, unknown> | null;
-    const msg = args[1];
-    const self = this as unknown as PinoInternals;
-    if (args.length === 2 && typeof msg === 'string' && isPlainObject(obj) && !hasAny(obj, special) && !self[mixinSym] && self[msgPrefixSym] === undefined && !self[nestedKeySym]) {
-      const stream = self[streamSym] as Destination & PinoInternals;
-      const json = stringified(obj);
-      if (json !== undefined && stream[needsMetadataGsym] !== true) {
-        const fields = json.length > 2 ? `,${json.slice(1, -1)}` : '';
-        const head = `${(self[lsCacheSym] as Record<number, string>)[level]}${(self[timeSym] as () => string)()}${self[chindingsSym] as string}`;
-        stream.write(`${head}${fields},${JSON.stringify(self[messageKeySym])}:${JSON.stringify(msg)}${self[endSym] as string}`);
-        return;
+export function directJsonLines(special: readonly string[]): DirectJsonLines {
+  let trusted: { serializers: unknown; stringifiers: unknown } | undefined;
+  return {
+    trust(logger) {
+      const root = logger as unknown as PinoInternals;
+      trusted = { serializers: root[serializersSym], stringifiers: root[stringifiersSym] };
+    },
+    logMethod(args, method, level) {
+      const obj = args[0] as Record<string, unknown> | null;
+      const msg = args[1];
+      const self = this as unknown as PinoInternals;
+      if (
+        args.length === 2 &&
+        typeof msg === 'string' &&
+        isPlainObject(obj) &&
+        !hasAny(obj, special) &&
+        asTrusted(self) &&
+        !self[mixinSym] &&
+        self[msgPrefixSym] === undefined &&
+        !self[nestedKeySym]
+      ) {
+        const stream = self[streamSym] as Destination & PinoInternals;
+        const json = stringified(obj);
+        if (json !== undefined && stream[needsMetadataGsym] !== true) {
+          const fields = json.length > 2 ? `,${json.slice(1, -1)}` : '';
+          const head = `${(self[lsCacheSym] as Record<number, string>)[level]}${(self[timeSym] as () => string)()}${self[chindingsSym] as string}`;
+          stream.write(`${head}${fields},${JSON.stringify(self[messageKeySym])}:${JSON.stringify(msg)}${self[endSym] as string}`);
+          return;
+        }
       }
-    }
-    method.apply(this, args);
+      method.apply(this, args);
+    },
   };
+
+  // A child without serializers or redaction of its own shares its parent's objects; its
+  // formatters are rebuilt per child, and of them only a log formatter changes what is written.
+  function asTrusted(self: PinoInternals): boolean {
+    return trusted !== undefined && self[serializersSym] === trusted.serializers && self[stringifiersSym] === trusted.stringifiers && (self[formattersSym] as { log?: unknown }).log === undefined;
+  }
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import { directJsonLines } from './log-writer.ts';
+import { type DirectJsonLines, directJsonLines } from './log-writer.ts';
 
 export interface LoggerSettings {
   level: string;
@@ -18,15 +18,16 @@ const SPECIAL_KEYS = [...new Set(REDACT.map((p) => p.split('.')[0]))].concat('er
  * The caller flushes on shutdown (`logger.flush()`).
  */
 export function createLogger(settings: LoggerSettings): Logger {
+  const direct = directJsonLines(SPECIAL_KEYS);
   const options: LoggerOptions = {
     level: settings.level,
     base: { service: 'switchyard' },
     redact: { paths: REDACT, censor: '[REDACTED]' },
-    hooks: { logMethod: directJsonLines(SPECIAL_KEYS) },
+    hooks: { logMethod: direct.logMethod },
   };
   const pretty = settings.format === 'pretty' || (settings.format === 'auto' && process.stdout.isTTY);
   if (pretty) {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' } } });
+    return trusted(pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' } } }), direct);
   }
   // Lines are batched (a write per 12 KiB instead of per request: each write is a round trip
   // through libuv's thread pool) and flushed at least every 200 ms, so a quiet gateway still logs
@@ -34,7 +35,12 @@ export function createLogger(settings: LoggerSettings): Logger {
   // UTF-8 again for every line it added (a flatten and a scan of up to 16 KiB per line).
   const destination = pino.destination({ dest: 1, sync: false, minLength: 12 * 1024, contentMode: 'buffer' });
   setInterval(() => destination.flush(), 200).unref();
-  return pino(options, asBuffers(destination));
+  return trusted(pino(options, asBuffers(destination)), direct);
+}
+
+function trusted(logger: Logger, direct: DirectJsonLines): Logger {
+  direct.trust(logger);
+  return logger;
 }
 
 /** pino writes text; a destination in buffer mode takes each line as its UTF-8 bytes, flushed and ended through it. */

@@ -10,8 +10,22 @@
 import pino, { type LogFn, type Logger } from 'pino';
 
 // All exported by pino at run time (msgPrefixSym is missing from its typings).
-const { chindingsSym, endSym, formattersSym, lsCacheSym, messageKeySym, mixinSym, msgPrefixSym, needsMetadataGsym, nestedKeySym, serializersSym, streamSym, stringifiersSym, timeSym } =
-  pino.symbols as typeof pino.symbols & { msgPrefixSym: symbol };
+const {
+  chindingsSym,
+  endSym,
+  formattersSym,
+  lsCacheSym,
+  messageKeySym,
+  mixinSym,
+  msgPrefixSym,
+  needsMetadataGsym,
+  nestedKeySym,
+  serializersSym,
+  streamSym,
+  stringifiersSym,
+  timeSym,
+  wildcardFirstSym,
+} = pino.symbols as typeof pino.symbols & { msgPrefixSym: symbol };
 
 /** A pino logger's state, read by pino's exported symbols. */
 type PinoInternals = Record<symbol, unknown>;
@@ -23,22 +37,24 @@ export interface DirectJsonLines {
   logMethod(this: Logger, args: Parameters<LogFn>, method: LogFn, level: number): void;
   /**
    * Names the logger the hook was made for, once it exists: its lines and its children's are
-   * written directly while they share its serializers, redaction and formatters (a child given
-   * its own gets pino's path). Until then every line takes pino's path.
+   * written directly while they share its serializers and redaction and have no log formatter
+   * (a child given its own gets pino's path). Until then every line takes pino's path.
    */
   trust(logger: Logger): void;
 }
 
-/**
- * @param special the top-level keys pino must see itself for the trusted logger: the first
- * segment of every redact path and every serializer's key (`err` among them).
- */
-export function directJsonLines(special: readonly string[]): DirectJsonLines {
-  let trusted: { serializers: unknown; stringifiers: unknown } | undefined;
+export function directJsonLines(): DirectJsonLines {
+  let trusted: { serializers: unknown; stringifiers: unknown; special: string[] } | undefined;
   return {
     trust(logger) {
       const root = logger as unknown as PinoInternals;
-      trusted = { serializers: root[serializersSym], stringifiers: root[stringifiersSym] };
+      const serializers = root[serializersSym] as object;
+      const stringifiers = root[stringifiersSym] as object;
+      // A wildcard redact path or serializer could apply to any key: such a logger keeps pino's path.
+      if (stringifiers[wildcardFirstSym as keyof object] !== undefined || Object.getOwnPropertySymbols(serializers).length > 0) return;
+      // The top-level keys pino must see itself: each redact path's first segment (pino keeps a
+      // stringifier per such key) and each serializer's key (`err` among them).
+      trusted = { serializers, stringifiers, special: [...Object.keys(stringifiers), ...Object.keys(serializers)] };
     },
     logMethod(args, method, level) {
       const obj = args[0] as Record<string, unknown> | null;
@@ -48,8 +64,8 @@ export function directJsonLines(special: readonly string[]): DirectJsonLines {
         args.length === 2 &&
         typeof msg === 'string' &&
         isPlainObject(obj) &&
-        !hasAny(obj, special) &&
         asTrusted(self) &&
+        !hasAny(obj, trusted!.special) &&
         !self[mixinSym] &&
         self[msgPrefixSym] === undefined &&
         !self[nestedKeySym]

@@ -9,8 +9,6 @@ export interface LoggerSettings {
 // Defence in depth: the gateway never logs headers or options, but a plugin might.
 // No wildcards: those make every log call walk the object.
 const REDACT = ['authorization', 'headers.authorization', 'apiKey', 'api_key', 'secretAccessKey', 'options.apiKey'];
-/** The top-level keys pino must see itself: redacted paths' first segments and pino's `err` serializer. */
-const SPECIAL_KEYS = [...new Set(REDACT.map((p) => p.split('.')[0]))].concat('err');
 
 /**
  * JSON lines to stdout through an asynchronous buffered writer (no sync I/O on the request
@@ -18,7 +16,7 @@ const SPECIAL_KEYS = [...new Set(REDACT.map((p) => p.split('.')[0]))].concat('er
  * The caller flushes on shutdown (`logger.flush()`).
  */
 export function createLogger(settings: LoggerSettings): Logger {
-  const direct = directJsonLines(SPECIAL_KEYS);
+  const direct = directJsonLines();
   const options: LoggerOptions = {
     level: settings.level,
     base: { service: 'switchyard' },

@@ -23,7 +23,9 @@ const ARTIFACTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'artif
 const SENT = { dev: 20, search: 4 };
 const TOTAL = SENT.dev + SENT.search;
 
-const clusterConfig = () => `server: { workers: 2, shutdownGraceMs: 2000 }\nlog: { level: info, format: json }\n${consoleConfig()}`;
+const SLOW_START = path.join(ROOT, 'test/fixtures/plugins/slow-start-provider.ts');
+const clusterConfig = () =>
+  `server: { workers: 2, shutdownGraceMs: 2000 }\nlog: { level: info, format: json }\n${consoleConfig().replace('providers:\n', `providers:\n  slow: { plugin: ${SLOW_START}, prefix: "" }\n`)}`;
 const chat = (port: number, model: string, key: string) => request(port, 'POST', '/v1/chat/completions', { key, body: { model, messages: [{ role: 'user', content: 'x' }] } });
 
 /** One request on a connection of its own (the cluster hands each new connection to the next worker), with time to spare on a loaded machine. */
@@ -171,9 +173,9 @@ describe('console with server.workers: 2', () => {
     process.kill(victim.pid, 'SIGKILL');
     await page.setViewportSize(VIEWPORTS.laptop);
     await page.click('#tab-overview');
-    // The replacement (worker 3) is forked at once and starts within a second or so on an idle
-    // machine (longer on a busy one): until then the overview names it as missing. Asked every
-    // 50 ms, not through the page, which polls every 2 s and may not look in that window.
+    // The replacement (worker 3) is forked at once and spends 3 s loading the slow-start plugin:
+    // until it listens the overview names it as missing. Asked every 50 ms, not through the page,
+    // which polls every 2 s and may not look in that window.
     let during: { scope: { workers: Array<{ id: number; requests_15m: number }>; missing: Array<{ worker: number; reason: string }> }; last_15m: { requests: number } } | undefined;
     await expect
       .poll(

@@ -4,6 +4,8 @@
  * With `cache`, the gateway with the exact cache on is measured against the gateway without it;
  * with a variant (bench/servers.ts GatewayVariant as JSON, e.g. '{"ledger":"off"}'), the gateway
  * with it against the gateway as the benchmark runs it: one feature's price in CPU and throughput.
+ * With BENCH_BASELINE_ROOT (a worktree of an earlier commit), that checkout's gateway is measured
+ * against this one's: a code change's price or gain.
  * Same pinning and measures as `npm run bench`; blocks take turns; prints per-round figures.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,8 +25,13 @@ const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-ab-'));
 const upstream = await startUpstream(dir);
 const variant: GatewayVariant | undefined =
   process.argv[5] === 'cache' ? { name: 'gateway, cache on', cache: true } : process.argv[5] ? { name: `gateway ${process.argv[5]}`, ...JSON.parse(process.argv[5]) } : undefined;
-// With a variant, "hop" below is the gateway as the benchmark runs it.
-const hop = variant ? await startGateway(dir, upstream, { name: 'gateway' }) : await startHop(dir, upstream);
+// With a variant or a baseline, "hop" below is a gateway too: the benchmark's, or the baseline's.
+const baseline = process.env.BENCH_BASELINE_ROOT;
+const hop = baseline
+  ? await startGateway(dir, upstream, { name: 'baseline' }, path.resolve(baseline))
+  : variant
+    ? await startGateway(dir, upstream, { name: 'gateway' })
+    : await startHop(dir, upstream);
 const gateway = await startGateway(dir, upstream, variant ?? { name: 'gateway' });
 console.log(`Machine: ${machine()}; Node ${process.version}`);
 try {

@@ -122,19 +122,11 @@ export async function startFloor(dir: string, upstream: Server): Promise<Server>
  * first if the sources changed, run by the bin, which gives itself its V8 flags) with a config, a
  * port and --no-watch; auth, validation, the request log line (JSON, to a file) and metrics on.
  */
-export async function startGateway(dir: string, upstream: Server, variant: GatewayVariant): Promise<Server> {
+export async function startGateway(dir: string, upstream: Server, variant: GatewayVariant, root = GATEWAY_ROOT): Promise<Server> {
   const port = await freePort();
   const config = path.join(dir, `${variant.name.replace(/\W+/g, '-')}.yaml`);
   writeFileSync(config, gatewayConfig(upstream, variant));
-  return startPinned(
-    dir,
-    variant.name,
-    SERVER_CORE,
-    [process.execPath, ...GATEWAY_FLAGS, 'scripts/start.mjs', '--config', config, '--port', String(port), '--no-watch'],
-    port,
-    '/readyz',
-    GATEWAY_ROOT,
-  );
+  return startPinned(dir, variant.name, SERVER_CORE, [process.execPath, ...GATEWAY_FLAGS, 'scripts/start.mjs', '--config', config, '--port', String(port), '--no-watch'], port, '/readyz', root);
 }
 
 export function gatewayConfig(upstream: Server, variant: GatewayVariant): string {

@@ -3,7 +3,6 @@
  * decoded as SSE with JSON data, and an error body read as the provider's words (or described,
  * when it is not words).
  */
-import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.ts';
 import { SseDecoder } from '../protocol/sse.ts';
@@ -24,64 +23,8 @@ export interface ByteBudget {
   left: number;
 }
 
-/** The stream ended (closed) before its end: what `for await` over it would have thrown. */
-class PrematureClose extends Error {
-  readonly code = 'ERR_STREAM_PREMATURE_CLOSE';
-}
-
-/**
- * A whole answer body off its 'data' events: one promise and a few listeners (`for await` over a
- * Node stream costs an async generator, end-of-stream listeners and a promise per chunk). Past
- * the budget the body is destroyed and the read fails with `tooLarge()`; a body that fails or
- * closes early fails the read with its error.
- */
-export function readCapped(body: Readable, budget: ByteBudget, tooLarge: () => unknown): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    if (body.destroyed) {
-      reject(body.errored ?? new PrematureClose('Premature close'));
-      return;
-    }
-    const parts: Buffer[] = [];
-    let size = 0;
-    const stop = () => {
-      body.off('data', onData);
-      body.off('end', onEnd);
-      body.off('error', onError);
-      body.off('close', onClose);
-    };
-    const onData = (part: Buffer) => {
-      size += part.length;
-      budget.left -= part.length;
-      if (budget.left >= 0) {
-        parts.push(part);
-        return;
-      }
-      // The listeners stay until the destroyed body's own error and close, which they absorb.
-      reject(tooLarge());
-      body.off('data', onData);
-      body.destroy();
-    };
-    const onEnd = () => {
-      stop();
-      resolve(parts.length === 1 ? parts[0] : Buffer.concat(parts, size));
-    };
-    const onError = (err: unknown) => {
-      stop();
-      reject(err);
-    };
-    const onClose = () => {
-      stop();
-      reject(new PrematureClose('Premature close'));
-    };
-    body.on('data', onData);
-    body.on('end', onEnd);
-    body.on('error', onError);
-    body.on('close', onClose);
-  });
-}
-
 /** Largest error body read from an upstream; the rest is discarded. */
-const MAX_ERROR_BODY = 64 * 1024;
+export const MAX_ERROR_BODY = 64 * 1024;
 
 /** The request body as JSON; client data that cannot be serialised is the client's mistake, not a 500. */
 export function serialise(body: unknown): string {
@@ -147,11 +90,16 @@ export async function readErrorBody(body: Dispatcher.ResponseData['body'], heade
   } catch {
     // A reset mid-error-body still leaves us the status; the message is best effort.
   }
+  return errorBodyOf(Buffer.concat(parts), size, headers);
+}
+
+/** The error body read so far (`bytes`, of `size` sent) in the provider's words, as readErrorBody says. */
+export function errorBodyOf(bytes: Buffer, size: number, headers: Headers): unknown {
   const encoding = String(headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity' && encoding !== '') return `an error body in an encoding the gateway did not ask for (content-encoding: ${encoding.slice(0, 32)})`;
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(parts).subarray(0, MAX_ERROR_BODY));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, MAX_ERROR_BODY));
   } catch {
     return `an error body that is not text (${size} bytes)`;
   }

@@ -18,8 +18,9 @@ import {
   type StreamTranslator,
   type NativeResponse,
 } from '../plugin-api.ts';
-import { decodeSseJson, readCapped, readErrorBody, serialise, type ByteBudget, type Headers, type SseJsonEvent } from './http-body.ts';
+import { decodeSseJson, errorBodyOf, readErrorBody, serialise, type ByteBudget, type Headers, type SseJsonEvent } from './http-body.ts';
 import { sseJsonEvents } from './sse-events.ts';
+import { fetchWhole, type WholeAnswer } from './whole-answer.ts';
 import type { IdentityStatus } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
 import { UpstreamError, parseRetryAfter } from './upstream-error.ts';
@@ -121,14 +122,14 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
 
   async send(call: ProviderCall): Promise<NativeResponse> {
     let request = this.#spec.buildRequest(call, this.#options);
-    if (call.stream) request = { ...request, headers: { ...request.headers, accept: 'text/event-stream' } };
+    if (!call.stream) {
+      const { body, headers } = await this.#fetchJson(request, call);
+      const read = call.native && this.#spec.readNativeAnswer;
+      return { kind: 'json', body: read ? this.#readable(() => read(body, call, this.#options)) : body, headers };
+    }
+    request = { ...request, headers: { ...request.headers, accept: 'text/event-stream' } };
     const res = await this.#dispatch(request, call);
     const responseHeaders = res.headers as Headers;
-    if (!call.stream) {
-      const body = await this.#readJson(res, call);
-      const read = call.native && this.#spec.readNativeAnswer;
-      return { kind: 'json', body: read ? this.#readable(() => read(body, call, this.#options)) : body, headers: responseHeaders };
-    }
     const events = this.#spec.decodeStream ? this.#guardStream(this.#spec.decodeStream(res.body), call) : sseJsonEvents(res.body, (err) => this.#streamFault(err, call));
     return { kind: 'stream', events, headers: responseHeaders };
   }
@@ -143,10 +144,9 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
     const budget: ByteBudget = { left: call.maxResponseBytes };
     const answers = await inParallel(requests.length, part.concurrency ?? DEFAULT_EMBEDDING_CONCURRENCY, call.signal, async (i, signal) => {
       const attempt = signal === call.signal ? call : { ...call, signal };
-      const res = await this.#dispatch(requests[i], attempt);
-      const body = await this.#readJson(res, attempt, budget);
+      const { body, headers } = await this.#fetchJson(requests[i], attempt, budget);
       try {
-        return part.toEmbeddings(body, call, this.#options, { request: requests[i], headers: res.headers as Headers });
+        return part.toEmbeddings(body, call, this.#options, { request: requests[i], headers });
       } catch (err) {
         // An answer that cannot be read is the provider's fault (502), as for chat translation.
         if (err instanceof UpstreamError || err instanceof GatewayError) throw err;
@@ -157,8 +157,7 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
   }
 
   async #countTokens(part: HttpCountTokensSpec<Prepared>, call: ProviderCall): Promise<number> {
-    const res = await this.#dispatch(part.buildRequest(call, this.#options), call);
-    const body = await this.#readJson(res, call);
+    const { body } = await this.#fetchJson(part.buildRequest(call, this.#options), call);
     return this.#readable(() => part.toCount(body, call, this.#options));
   }
 
@@ -172,11 +171,8 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
     }
   }
 
-  /**
-   * One native request on the pool: base, spec and trace headers, signed once the body is final.
-   * A non-2xx answer becomes an UpstreamError in the provider's words; so does a transport failure.
-   */
-  async #dispatch(request: HttpRequestSpec, call: AttemptLimits): Promise<Dispatcher.ResponseData> {
+  /** One native request as undici sends it: base, spec and trace headers, signed once the body is final. */
+  async #outgoing(request: HttpRequestSpec, call: AttemptLimits): Promise<Dispatcher.DispatchOptions> {
     const path = this.#basePath + request.path;
     const body = request.body === undefined ? '' : serialise(request.body);
     let headers = request.headers ? { ...this.#headers, ...lowerKeys(request.headers) } : this.#headers;
@@ -186,43 +182,58 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
       const signed = await this.#spec.signRequest({ method, url: new URL(path, this.#origin), headers: { ...headers }, body }, this.#options);
       headers = { ...headers, ...signed };
     }
+    const { firstByteMs, idleMs } = call.timeouts;
+    return { method, path, headers, body: body || undefined, headersTimeout: firstByteMs, bodyTimeout: idleMs };
+  }
 
+  /**
+   * One native request whose answer is read as a stream. A non-2xx answer becomes an
+   * UpstreamError in the provider's words; so does a transport failure.
+   */
+  async #dispatch(request: HttpRequestSpec, call: AttemptLimits): Promise<Dispatcher.ResponseData> {
+    const options = await this.#outgoing(request, call);
     let res: Dispatcher.ResponseData;
     try {
-      const { connectMs, firstByteMs, idleMs } = call.timeouts;
-      res = await this.#pool(connectMs).request({ method, path, headers, body: body || undefined, signal: call.signal, headersTimeout: firstByteMs, bodyTimeout: idleMs });
+      res = await this.#pool(call.timeouts.connectMs).request({ ...options, signal: call.signal } as Dispatcher.RequestOptions);
     } catch (err) {
       throw this.#transportError(err, call);
     }
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const responseHeaders = res.headers as Headers;
       const errorBody = await readErrorBody(res.body, responseHeaders);
-      const failure = this.#spec.readError(res.statusCode, errorBody, responseHeaders);
-      throw UpstreamError.http(this.#name, res.statusCode, failure, parseRetryAfter(responseHeaders));
+      throw this.#httpError(res.statusCode, errorBody, responseHeaders);
     }
     return res;
   }
 
-  /** The whole answer, refused past `call.maxResponseBytes` so one huge answer cannot take the memory. */
-  async #readJson(res: Dispatcher.ResponseData, call: AttemptLimits, budget: ByteBudget = { left: call.maxResponseBytes }): Promise<unknown> {
-    const declared = Number(res.headers['content-length']);
-    const limit = call.maxResponseBytes;
-    const tooLarge = () => UpstreamError.protocol(this.#name, `the answer is larger than ${limit} bytes (server.upstreamBodyLimit)`);
-    if (declared > budget.left) {
-      res.body.destroy();
-      throw tooLarge();
-    }
-    let bytes: Buffer;
+  /**
+   * One native request whose answer is JSON read whole, refused past `call.maxResponseBytes` (or
+   * what is left of the attempt's `budget`) so one huge answer cannot take the memory. Failures
+   * as #dispatch's.
+   */
+  async #fetchJson(request: HttpRequestSpec, call: AttemptLimits, budget: ByteBudget = { left: call.maxResponseBytes }): Promise<{ body: unknown; headers: Headers }> {
+    const options = await this.#outgoing(request, call);
+    let answer: WholeAnswer;
     try {
-      bytes = await readCapped(res.body, budget, tooLarge);
+      answer = await fetchWhole(this.#pool(call.timeouts.connectMs), options, call.signal, budget, () => this.#tooLarge(call));
     } catch (err) {
       throw this.#transportError(err, call);
     }
+    const { statusCode, headers } = answer;
+    if (statusCode < 200 || statusCode >= 300) throw this.#httpError(statusCode, errorBodyOf(answer.body, answer.size, headers), headers);
     try {
-      return JSON.parse(bytes.toString('utf8'));
+      return { body: JSON.parse(answer.body.toString('utf8')), headers };
     } catch (err) {
       throw this.#transportError(err, call, 'the response body is not valid JSON');
     }
+  }
+
+  #tooLarge(call: AttemptLimits): UpstreamError {
+    return UpstreamError.protocol(this.#name, `the answer is larger than ${call.maxResponseBytes} bytes (server.upstreamBodyLimit)`);
+  }
+
+  #httpError(status: number, errorBody: unknown, headers: Headers): UpstreamError {
+    return UpstreamError.http(this.#name, status, this.#spec.readError(status, errorBody, headers), parseRetryAfter(headers));
   }
 
   toCompletion(body: unknown, call: ProviderCall): ChatCompletion {

@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
@@ -98,16 +98,27 @@ export async function startPostgres(options: { durableCommits?: boolean } = {}):
   if (user) await chown(dir, user.uid, user.gid);
   await chmod(dir, 0o700);
   const data = path.join(dir, 'data');
-  const port = await freePort();
+  let port = await freePort();
   await asPostgres(bin, 'initdb', ['-D', data, '-U', 'switchyard', '--auth=trust', '-E', 'UTF8', '--no-sync'], user);
   // synchronous_commit=off acknowledges a COMMIT before its WAL is written: a crash (`stop('immediate')`)
   // then loses the last ~200 ms of acknowledged commits. A test that crashes the server and counts
   // rows asks for durableCommits (the WAL is written, not fsynced: it survives the process, not the machine).
   const commits = options.durableCommits ? 'on' : 'off';
-  const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${commits} -c full_page_writes=off`;
-  const start = () => asPostgres(bin, 'pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'server.log'), '-o', settings], user).then(() => undefined);
+  const log = path.join(dir, 'server.log');
+  const settings = () => `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${commits} -c full_page_writes=off`;
+  const start = () => asPostgres(bin, 'pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', log, '-o', settings()], user).then(() => undefined);
   const stop = (mode: 'fast' | 'immediate' = 'fast') => asPostgres(bin, 'pg_ctl', ['stop', '-D', data, '-w', '-m', mode], user).then(() => undefined);
-  await start();
+  // The free port can be taken by another test file's server before ours binds it: then another port.
+  for (let tries = 1; ; tries++) {
+    try {
+      await start();
+      break;
+    } catch (err) {
+      const said = existsSync(log) ? readFileSync(log, 'utf8') : '';
+      if (tries === 5 || !/could not bind|Address already in use/.test(said)) throw err;
+      port = await freePort();
+    }
+  }
   let running = true;
   const urlOf = (database: string) => `postgres://switchyard@127.0.0.1:${port}/${database}`;
   return {

@@ -19,8 +19,7 @@ import {
   type NativeResponse,
 } from '../plugin-api.ts';
 import { decodeSseJson, errorBodyOf, readErrorBody, serialise, type ByteBudget, type Headers, type SseJsonEvent } from './http-body.ts';
-import { sseJsonEvents } from './sse-events.ts';
-import { fetchWhole, type WholeAnswer } from './whole-answer.ts';
+import { fetchEvents, fetchWhole, type StreamedAnswer, type WholeAnswer } from './answer-handler.ts';
 import type { IdentityStatus } from '../plugin-api.ts';
 import { GatewayError } from '../errors.ts';
 import { UpstreamError, parseRetryAfter } from './upstream-error.ts';
@@ -128,10 +127,12 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
       return { kind: 'json', body: read ? this.#readable(() => read(body, call, this.#options)) : body, headers };
     }
     request = { ...request, headers: { ...request.headers, accept: 'text/event-stream' } };
-    const res = await this.#dispatch(request, call);
-    const responseHeaders = res.headers as Headers;
-    const events = this.#spec.decodeStream ? this.#guardStream(this.#spec.decodeStream(res.body), call) : sseJsonEvents(res.body, (err) => this.#streamFault(err, call));
-    return { kind: 'stream', events, headers: responseHeaders };
+    const decode = this.#spec.decodeStream;
+    if (decode) {
+      const res = await this.#dispatch(request, call);
+      return { kind: 'stream', events: this.#guardStream(decode(res.body), call), headers: res.headers as Headers };
+    }
+    return this.#fetchEvents(request, call);
   }
 
   /**
@@ -226,6 +227,19 @@ class HttpProviderInstance<Options, Prepared> implements ProviderInstance {
     } catch (err) {
       throw this.#transportError(err, call, 'the response body is not valid JSON');
     }
+  }
+
+  /** One native request whose answer is SSE with JSON data, its events read as they arrive. Failures as #dispatch's. */
+  async #fetchEvents(request: HttpRequestSpec, call: ProviderCall): Promise<NativeResponse> {
+    const options = await this.#outgoing(request, call);
+    let answer: StreamedAnswer | WholeAnswer;
+    try {
+      answer = await fetchEvents(this.#pool(call.timeouts.connectMs), options, call.signal, (err) => this.#streamFault(err, call));
+    } catch (err) {
+      throw this.#transportError(err, call);
+    }
+    if ('events' in answer) return { kind: 'stream', events: answer.events, headers: answer.headers };
+    throw this.#httpError(answer.statusCode, errorBodyOf(answer.body, answer.size, answer.headers), answer.headers);
   }
 
   #tooLarge(call: AttemptLimits): UpstreamError {

@@ -1,8 +1,50 @@
-/** The hot-path SSE JSON reader over a Node stream: the same events as decodeSseJson, its failures mapped, backpressure, early return. */
+/**
+ * The hot-path SSE JSON reader, fed here by a Node stream (in the gateway, by undici's dispatch
+ * handler: answer-handler.test.ts): the same events as decodeSseJson, its failures mapped,
+ * backpressure, early return.
+ */
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { decodeSseJson } from './http-body.ts';
-import { sseJsonEvents } from './sse-events.ts';
+import { decodeSseJson, type SseJsonEvent } from './http-body.ts';
+import { type ByteSource, SseJsonEvents } from './sse-events.ts';
+
+/** A Node stream as the events' source, as a test's feeder: its 'data', 'end', 'error' and 'close' feed them. */
+class ReadableSource implements ByteSource {
+  readonly body: Readable;
+  readonly events: SseJsonEvents;
+  constructor(body: Readable, events: SseJsonEvents) {
+    this.body = body;
+    this.events = events;
+    body.on('data', this.onData);
+    body.once('end', this.onEnd);
+    body.once('error', this.onError);
+    body.once('close', this.onClose);
+  }
+  get paused(): boolean {
+    return this.body.isPaused();
+  }
+  pause(): void {
+    this.body.pause();
+  }
+  resume(): void {
+    this.body.resume();
+  }
+  release(abort: boolean): void {
+    this.body.off('data', this.onData).off('end', this.onEnd).off('error', this.onError).off('close', this.onClose);
+    this.body.on('error', () => undefined);
+    if (abort) this.body.destroy();
+  }
+  readonly onData = (bytes: Uint8Array): void => this.events.bytes(bytes);
+  readonly onEnd = (): void => this.events.end();
+  readonly onError = (err: unknown): void => this.events.error(err);
+  readonly onClose = (): void => this.events.error(new Error('the upstream connection closed before the answer ended'));
+}
+
+function sseJsonEvents(body: Readable, fault: (err: unknown) => unknown): AsyncIterable<SseJsonEvent> {
+  const events = new SseJsonEvents(fault);
+  events.bind(new ReadableSource(body, events));
+  return events;
+}
 
 const mapped = (err: unknown) => new Error(`mapped: ${(err as Error).message}`);
 
@@ -14,7 +56,7 @@ async function collect(events: AsyncIterable<unknown>): Promise<unknown[]> {
 
 const parts = ['data: {"a":1}\n\nevent: x\ndata: {"b"', ':2}\n\n: keep-alive\n\ndata: [DONE]\n\n'];
 
-describe('sseJsonEvents over a Node stream', () => {
+describe('SseJsonEvents fed by a Node stream', () => {
   it('gives the events decodeSseJson gives, split chunks and [DONE] included', async () => {
     const fast = await collect(sseJsonEvents(Readable.from(parts.map((p) => Buffer.from(p))), mapped));
     const reference = await collect(decodeSseJson(Readable.from(parts.map((p) => Buffer.from(p)))));

@@ -1,33 +1,35 @@
 /**
  * The default stream decoding on the hot path: SSE events with JSON data read straight off the
- * upstream's body stream. `for await` over a Node stream runs an async generator of Node's per
- * chunk and decodeSseJson another one; here the body's 'data' events feed the decoder and each
- * parsed event costs one promise, when the reader has to wait at all. Same results as
- * decodeSseJson (src/providers/http-body.ts), which stays the decoder for any other iterable.
+ * upstream's bytes. `for await` over a Node stream runs an async generator of Node's per chunk
+ * and decodeSseJson another one; here each chunk feeds the decoder as it arrives (from undici's
+ * dispatch handler, see answer-handler.ts) and each parsed event costs one promise, when the
+ * reader has to wait at all. Same results as decodeSseJson (src/providers/http-body.ts), which
+ * stays the decoder for any other iterable.
  */
-import type { Readable } from 'node:stream';
 import { SseDecoder } from '../protocol/sse.ts';
 import type { SseSink } from '../protocol/sse-parser.ts';
-import { decodeSseJson, parseEventData, type SseJsonEvent } from './http-body.ts';
+import { parseEventData, type SseJsonEvent } from './http-body.ts';
 
 /** Parsed events held before the body is paused (the reader, i.e. the client, is slower than the upstream). */
 const HIGH_WATER = 64;
 
-export function sseJsonEvents(body: AsyncIterable<Uint8Array>, fault: (err: unknown) => unknown): AsyncIterable<SseJsonEvent> {
-  return isReadable(body) ? new ReadableSseJson(body, fault) : decodeSseJson(body, fault);
-}
-
-function isReadable(body: unknown): body is Readable {
-  return typeof (body as Readable).on === 'function' && typeof (body as Readable).pause === 'function' && typeof (body as Readable).destroy === 'function';
+/** What the events need of the bytes' source: flow control, and a way to stop it. */
+export interface ByteSource {
+  pause(): void;
+  resume(): void;
+  readonly paused: boolean;
+  /** No more bytes are wanted: the source is dropped (after the end), or aborted (`abort`: before it). */
+  release(abort: boolean): void;
 }
 
 /**
  * Per event, what a reader needs and no more: the decoder hands each event to sseEvent (no message
  * record, no array), and an event for a reader already waiting (every event of a slow stream)
- * resolves its promise at once, without going through the queue.
+ * resolves its promise at once, without going through the queue. Its source feeds it through
+ * bytes, end and error.
  */
-class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent>, SseSink {
-  readonly #body: Readable;
+export class SseJsonEvents implements AsyncIterableIterator<SseJsonEvent>, SseSink {
+  #source: ByteSource | undefined;
   readonly #fault: (err: unknown) => unknown;
   readonly #decoder = new SseDecoder();
   /** Events parsed and not read yet, from #head on; emptied in place once read. */
@@ -41,13 +43,12 @@ class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent>, SseSink {
   #resolve: ((r: IteratorResult<SseJsonEvent>) => void) | undefined;
   #reject: ((err: unknown) => void) | undefined;
 
-  constructor(body: Readable, fault: (err: unknown) => unknown) {
-    this.#body = body;
+  constructor(fault: (err: unknown) => unknown) {
     this.#fault = fault;
-    body.on('data', this.#onData);
-    body.once('end', this.#onEnd);
-    body.once('error', this.#onError);
-    body.once('close', this.#onClose);
+  }
+
+  bind(source: ByteSource): void {
+    this.#source = source;
   }
 
   [Symbol.asyncIterator](): this {
@@ -69,9 +70,10 @@ class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent>, SseSink {
 
   /** The reader stopped early: the body is not needed any more. */
   return(): Promise<IteratorResult<SseJsonEvent>> {
-    this.#detach();
-    if (!this.#ended) this.#body.destroy();
+    const stopping = !this.#ended && !this.#failure;
+    // Ended first: the source's abort may report an error at once, which must not fail a stream the reader left.
     this.#ended = true;
+    if (stopping) this.#source?.release(true);
     return Promise.resolve({ value: undefined, done: true });
   }
 
@@ -80,12 +82,13 @@ class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent>, SseSink {
     if (this.#head === this.#queue.length) {
       this.#queue.length = 0;
       this.#head = 0;
-      if (this.#body.isPaused() && !this.#ended) this.#body.resume();
+      const source = this.#source;
+      if (source?.paused && !this.#ended) source.resume();
     }
     return event;
   }
 
-  /** The decoder's sink: one event off the wire (a JSON SyntaxError thrown here fails the stream in #onData). */
+  /** The decoder's sink: one event off the wire (a JSON SyntaxError thrown here fails the stream in bytes()). */
   sseEvent(data: string, event: string | undefined): void {
     if (this.#done) return;
     if (data === '[DONE]') {
@@ -118,55 +121,39 @@ class ReadableSseJson implements AsyncIterableIterator<SseJsonEvent>, SseSink {
     }
   }
 
-  #fail(err: unknown): void {
+  /** The stream fails with `err` (through the fault mapper) and its source is aborted. */
+  error(err: unknown): void {
     if (this.#failure || this.#ended) return;
     this.#failure = { error: this.#fault(err) };
-    this.#detach();
-    this.#body.destroy();
+    this.#source?.release(true);
     this.#wake();
   }
 
-  readonly #onData = (bytes: Uint8Array): void => {
+  /** A chunk of the body. */
+  bytes(bytes: Uint8Array): void {
     // After [DONE] only the body's end is awaited (an early close would abort it, with an AbortError and its stack).
-    if (this.#done) return;
+    if (this.#done || this.#ended || this.#failure) return;
     try {
       this.#decoder.pushTo(bytes, this);
     } catch (err) {
-      this.#fail(err);
+      this.error(err);
       return;
     }
-    if (this.#queue.length - this.#head >= HIGH_WATER) this.#body.pause();
+    if (this.#queue.length - this.#head >= HIGH_WATER) this.#source?.pause();
     this.#wake();
-  };
+  }
 
-  readonly #onEnd = (): void => {
+  /** The body's end. */
+  end(): void {
+    if (this.#ended || this.#failure) return;
     try {
       if (!this.#done) this.#decoder.endTo(this);
     } catch (err) {
-      this.#fail(err);
+      this.error(err);
       return;
     }
     this.#ended = true;
-    this.#detach();
+    this.#source?.release(false);
     this.#wake();
-  };
-
-  readonly #onError = (err: unknown): void => this.#fail(err);
-
-  /** Closed without 'end' or 'error' (destroyed without a reason): the answer is cut short. */
-  readonly #onClose = (): void => {
-    if (!this.#ended && !this.#failure) this.#fail(new Error('the upstream connection closed before the answer ended'));
-  };
-
-  #detach(): void {
-    const body = this.#body;
-    body.off('data', this.#onData);
-    body.off('end', this.#onEnd);
-    body.off('error', this.#onError);
-    body.off('close', this.#onClose);
-    // A stream destroyed later with a reason (an abort) must not find no listener: that would throw.
-    body.on('error', ignore);
   }
 }
-
-function ignore(): void {}

@@ -1,10 +1,10 @@
-/** fetchWhole: a whole answer off undici's dispatch handler, from a real HTTP server on loopback. */
+/** fetchWhole and fetchEvents: answers off undici's dispatch handler, from a real HTTP server on loopback. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ERROR_BODY } from './http-body.ts';
-import { fetchWhole } from './whole-answer.ts';
+import { fetchEvents, fetchWhole, type StreamedAnswer, type WholeAnswer } from './answer-handler.ts';
 
 const tooLarge = () => new Error('too large');
 const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>();
@@ -153,6 +153,131 @@ describe('fetchWhole', () => {
     const before = received;
     await expect(fetchWhole(pool, post('/ok'), AbortSignal.abort(new Error('gone')), { left: 1000 }, tooLarge)).rejects.toThrow('gone');
     expect(received).toBe(before);
+    await pool.close();
+  });
+});
+
+const mapped = (err: unknown) => new Error(`mapped: ${(err as Error).message}`);
+
+/** A route that writes SSE events when `send` is called, and ends on `end`; `closed` once its connection goes. */
+function eventRoute(path: string) {
+  const state = { res: undefined as ServerResponse | undefined, closed: false };
+  routes.set(path, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.flushHeaders();
+    res.on('close', () => {
+      state.closed = true;
+    });
+    state.res = res;
+  });
+  return {
+    state,
+    ready: () => expect.poll(() => state.res !== undefined).toBe(true),
+    send: (data: string) => state.res?.write(`data: ${data}\n\n`),
+    end: () => state.res?.end(),
+  };
+}
+
+async function started(pool: Pool, path: string, signal = new AbortController().signal, extra: object = {}) {
+  const answer = await fetchEvents(pool, { ...post(path), ...extra }, signal, mapped);
+  if (!('events' in answer)) throw new Error(`not a stream: ${answer.statusCode}`);
+  return { answer, events: answer.events[Symbol.asyncIterator]() };
+}
+
+describe('fetchEvents', () => {
+  it('resolves when the answer starts; a waiting reader gets each event as it is written; [DONE] and the end finish it', async () => {
+    const route = eventRoute('/events');
+    const pool = new Pool(origin);
+    const pending = started(pool, '/events');
+    await route.ready();
+    const { answer, events } = await pending;
+    expect(answer).toMatchObject({ statusCode: 200, headers: { 'content-type': 'text/event-stream' } });
+    for (let i = 0; i < 3; i++) {
+      const waiting = events.next();
+      route.send(JSON.stringify({ i }));
+      expect(await waiting).toEqual({ value: { data: { i }, raw: JSON.stringify({ i }) }, done: false });
+    }
+    route.send('[DONE]');
+    route.end();
+    expect(await events.next()).toEqual({ value: undefined, done: true });
+    await pool.close();
+  });
+
+  it('gives a non-2xx answer whole, as fetchWhole does', async () => {
+    routes.set('/events-error', chunked(503, ['{"error":', '{"message":"overloaded"}}']));
+    const pool = new Pool(origin);
+    const answer = (await fetchEvents(pool, post('/events-error'), new AbortController().signal, mapped)) as WholeAnswer;
+    expect(answer.statusCode).toBe(503);
+    expect(JSON.parse(answer.body.toString())).toEqual({ error: { message: 'overloaded' } });
+    expect((answer as unknown as StreamedAnswer).events).toBeUndefined();
+    await pool.close();
+  });
+
+  it('stops reading while the reader is behind (the upstream’s writes back up), and reads on once it catches up', async () => {
+    const route = eventRoute('/flood');
+    const pool = new Pool(origin);
+    const pending = started(pool, '/flood');
+    await route.ready();
+    const { events } = await pending;
+    const big = JSON.stringify({ text: 'x'.repeat(16 * 1024) });
+    const total = 400;
+    for (let i = 0; i < total; i++) route.send(big);
+    route.send('[DONE]');
+    route.end();
+    // 6.4 MB unread: with the handler paused, the upstream cannot write it all out.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(route.state.res?.writableLength).toBeGreaterThan(0);
+    let read = 0;
+    for (let r = await events.next(); !r.done; r = await events.next()) read++;
+    expect(read).toBe(total);
+    await pool.close();
+  });
+
+  it('a reader that stops early aborts the request (the upstream sees its connection close)', async () => {
+    const route = eventRoute('/early');
+    const pool = new Pool(origin);
+    const pending = started(pool, '/early');
+    await route.ready();
+    const { events } = await pending;
+    route.send('{"a":1}');
+    expect((await events.next()).done).toBe(false);
+    await events.return?.();
+    await expect.poll(() => route.state.closed).toBe(true);
+    expect(await events.next()).toEqual({ value: undefined, done: true });
+    await pool.close();
+  });
+
+  it('the signal’s abort mid-stream fails a waiting reader with its reason, mapped, and closes the request', async () => {
+    const route = eventRoute('/abort');
+    const pool = new Pool(origin);
+    const controller = new AbortController();
+    const pending = started(pool, '/abort', controller.signal);
+    await route.ready();
+    const { events } = await pending;
+    const waiting = events.next();
+    controller.abort(new Error('client left'));
+    await expect(waiting).rejects.toThrow('mapped: client left');
+    await expect.poll(() => route.state.closed).toBe(true);
+    await pool.close();
+  });
+
+  it('a reset or an idle upstream mid-stream fails the reader with undici’s error, mapped', async () => {
+    const reset = eventRoute('/reset-stream');
+    const pool = new Pool(origin);
+    let pending = started(pool, '/reset-stream');
+    await reset.ready();
+    let { events } = await pending;
+    reset.send('{"a":1}');
+    await events.next();
+    const waiting = events.next();
+    reset.state.res?.socket?.destroy();
+    await expect(waiting).rejects.toThrow(/^mapped: /);
+
+    const idle = eventRoute('/idle');
+    pending = started(pool, '/idle', new AbortController().signal, { bodyTimeout: 100 });
+    await idle.ready();
+    ({ events } = await pending);
+    await expect(events.next()).rejects.toThrow(/^mapped: Body Timeout/);
     await pool.close();
   });
 });

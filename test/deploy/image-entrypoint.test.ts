@@ -132,7 +132,8 @@ describe('the image entrypoint, run from a clean directory as the Dockerfile bui
     child.on('error', (err) => (output += `cannot run unshare (util-linux; needs root): ${err.message}\n`));
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
-    exit = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    // 'close', not 'exit': the last lines (flushed as the process exits) may still be in the pipe at 'exit'.
+    exit = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
     let exited = false;
     void exit.then(() => (exited = true));
     for (const deadline = Date.now() + 30_000; !url && !exited && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {

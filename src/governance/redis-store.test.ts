@@ -18,10 +18,14 @@ afterAll(async () => {
 });
 
 let tests = 0;
-/** Two engines with their own connections, sharing one prefix per test. */
+/**
+ * Two engines with their own connections, sharing one prefix per test. The conformance suite is
+ * not about timeouts: a command may wait 10 s (the default 1 s turned admissions into
+ * `unavailable` while the whole test suite loaded the machine).
+ */
 async function pair(options: { leaseTtlMs?: number; renewEveryMs?: number } = {}, log = recordingLogger()) {
   const prefix = `t${++tests}:`;
-  const open = async () => createEngine(await RedisStore.open({ url: server.url, prefix, log }), { log, renewEveryMs: 3_600_000, ...options });
+  const open = async () => createEngine(await RedisStore.open({ url: server.url, prefix, log, commandTimeoutMs: 10_000, connectTimeoutMs: 10_000 }), { log, renewEveryMs: 3_600_000, ...options });
   const a = await open();
   const b = await open();
   return { a, b, log, close: async () => void (await Promise.all([a.close(), b.close()])) };

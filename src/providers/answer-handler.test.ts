@@ -219,17 +219,26 @@ describe('fetchEvents', () => {
     const pending = started(pool, '/flood');
     await route.ready();
     const { events } = await pending;
-    const big = JSON.stringify({ text: 'x'.repeat(16 * 1024) });
-    const total = 400;
+    // 32 MB, unread: more than the handler's queue and both sockets' kernel buffers can hold.
+    const big = JSON.stringify({ text: 'x'.repeat(64 * 1024) });
+    const total = 500;
     for (let i = 0; i < total; i++) route.send(big);
     route.send('[DONE]');
     route.end();
-    // 6.4 MB unread: with the handler paused, the upstream cannot write it all out.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(route.state.res?.writableLength).toBeGreaterThan(0);
+    // Paused, the upstream's backlog stops shrinking (and never empties); read on, all of it arrives.
+    let last = -1;
+    let still = 0;
+    while (still < 5) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const backlog = route.state.res?.writableLength ?? 0;
+      expect(backlog, 'the whole answer went through while nobody read it').toBeGreaterThan(0);
+      still = backlog === last ? still + 1 : 0;
+      last = backlog;
+    }
     let read = 0;
     for (let r = await events.next(); !r.done; r = await events.next()) read++;
     expect(read).toBe(total);
+    expect(route.state.res?.writableLength).toBe(0);
     await pool.close();
   });
 

@@ -76,7 +76,10 @@ it('the primary killed with -9 under traffic: the next start books what was in f
     30_000,
   );
   // The workers drained: what was in flight was answered (or refused new connections: status 0).
-  expect(traffic.statuses.filter((s) => s !== 200 && s !== 0), `error codes: ${traffic.codes.join(', ')}`).toEqual([]);
+  expect(
+    traffic.statuses.filter((s) => s !== 200 && s !== 0),
+    `error codes: ${traffic.codes.join(', ')}`,
+  ).toEqual([]);
   await eventually(() => expect(upstream.count(TAG).inFlight).toBe(0));
   const served = upstream.count(TAG).requests;
 
@@ -92,7 +95,10 @@ it('the primary killed with -9 under traffic: the next start books what was in f
   const rest = runTraffic(() => second.url, KEY, TAG, CLIENTS, { stopOn: ['insufficient_quota'] });
   await rest.ended();
   const total = upstream.count(TAG).requests;
-  expect(rest.statuses.filter((s) => s !== 200 && s !== 429), `error codes: ${rest.codes.join(', ')}`).toEqual([]);
+  expect(
+    rest.statuses.filter((s) => s !== 200 && s !== 429),
+    `error codes: ${rest.codes.join(', ')}`,
+  ).toEqual([]);
   expect(total).toBeLessThanOrEqual(K);
   expect(total).toBeGreaterThanOrEqual(K - inFlight);
   expect(nano((await budget()).spent_usd)).toBeLessThanOrEqual(K * COST_NANO);

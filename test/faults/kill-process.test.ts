@@ -77,7 +77,10 @@ describe.concurrent.each(BACKENDS)('kill -9 of a single process, $name', (backen
     await eventually(() => expect(upstream.count(tag).inFlight).toBe(0));
     const served = upstream.count(tag).requests;
     expect(before.statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(served);
-    expect(before.statuses.filter((s) => s !== 200 && s !== 0), `error codes: ${before.codes.join(', ')}`).toEqual([]);
+    expect(
+      before.statuses.filter((s) => s !== 200 && s !== 0),
+      `error codes: ${before.codes.join(', ')}`,
+    ).toEqual([]);
 
     const second = await start();
     target = second;
@@ -95,7 +98,10 @@ describe.concurrent.each(BACKENDS)('kill -9 of a single process, $name', (backen
     const rest = runTraffic(() => target.url, KEY, tag, CLIENTS, { stopOn: ['insufficient_quota'] });
     await rest.ended();
     const total = upstream.count(tag).requests;
-    expect(rest.statuses.filter((s) => s !== 200 && s !== 429), `error codes: ${rest.codes.join(', ')}`).toEqual([]);
+    expect(
+      rest.statuses.filter((s) => s !== 200 && s !== 429),
+      `error codes: ${rest.codes.join(', ')}`,
+    ).toEqual([]);
     expect(rest.statuses.filter((s) => s === 200)).toHaveLength(total - served);
     expect(total).toBeLessThanOrEqual(K);
     // Only the requests admitted but not yet sent upstream when the process died are booked and not served.

@@ -75,7 +75,10 @@ it('a worker killed with -9 under traffic: spend between served and served + in 
   const served = upstream.count(TAG).requests;
   // The dead worker's requests failed at the socket; no other answer than 200 or that.
   expect(traffic.statuses.filter((s) => s === 0).length).toBeGreaterThanOrEqual(1);
-  expect(traffic.statuses.filter((s) => s !== 200 && s !== 0), `error codes: ${traffic.codes.join(', ')}`).toEqual([]);
+  expect(
+    traffic.statuses.filter((s) => s !== 200 && s !== 0),
+    `error codes: ${traffic.codes.join(', ')}`,
+  ).toEqual([]);
 
   // Booked now: spent, plus the dead worker's reservations until their leases expire.
   const now = await budget();
@@ -87,7 +90,10 @@ it('a worker killed with -9 under traffic: spend between served and served + in 
   const rest = runTraffic(() => url, KEY, TAG, CLIENTS, { stopOn: ['insufficient_quota'] });
   await rest.ended();
   const total = upstream.count(TAG).requests;
-  expect(rest.statuses.filter((s) => s !== 200 && s !== 429), `error codes: ${rest.codes.join(', ')}`).toEqual([]);
+  expect(
+    rest.statuses.filter((s) => s !== 200 && s !== 429),
+    `error codes: ${rest.codes.join(', ')}`,
+  ).toEqual([]);
   expect(total).toBeLessThanOrEqual(K);
   expect(total).toBeGreaterThanOrEqual(K - inFlight);
   const final = await eventually(async () => {

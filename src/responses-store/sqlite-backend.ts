@@ -1,14 +1,22 @@
 /**
  * `state.backend: memory`: stored responses in the same SQLite file as spend and usage (its own
  * connection and tables), so they survive a restart, and every worker of a cluster reads the one
- * file (SQLite's WAL lets processes share it). Expired rows are invisible at once and deleted by a
- * sweep every SWEEP_EVERY_MS (and every SWEEP_EVERY_WRITES writes), which also trims the table to `maxEntries`, oldest first.
+ * file (SQLite's WAL lets processes share it).
  *
- * node:sqlite is synchronous and runs on the serving thread, so a write waits at most
+ * node:sqlite is synchronous and runs on the serving thread, so writes are grouped: the puts of
+ * one event-loop turn are written in one transaction after it (a commit's locks, WAL header and
+ * shared index pages paid once for all), and each put resolves once its transaction is
+ * committed, so a next turn sent to any instance finds it. A write waits at most
  * BUSY_TIMEOUT_MS for a lock another process holds, as the state file's do: a locked write is
  * queued (bounded by MAX_QUEUED_BYTES; beyond, the response is not stored, which is logged) and
  * retried with back-off; the queue answers reads on this instance meanwhile (WAL reads pass a
  * write lock). A delete of a record only in the database, while locked, fails (503, try again).
+ *
+ * Expired rows are invisible at once and deleted by a sweep every SWEEP_EVERY_MS, which also
+ * trims the table to `maxEntries`, oldest first, taking their item index rows with them (by the
+ * index, never a scan of the table). Between timed sweeps, a burst of writes trims too, by this
+ * process's count of the rows (exact at each timed sweep; in a cluster it misses the other
+ * workers' writes since the last one, so the table may pass maxEntries by a minute of theirs).
  */
 import { BUSY_TIMEOUT_MS, inTransaction, isLocked, LockWatch, type LockStats } from '../runtime/sqlite.ts';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
@@ -51,8 +59,15 @@ interface QueuedPut {
   storedAt: number;
   expiresAt: number;
 }
-/** Between timed sweeps, a burst of writes also sweeps, so the table never grows far past maxEntries. */
+/** Between timed sweeps, a burst of writes also trims (by the count kept here), so the table never grows far past maxEntries. */
 const SWEEP_EVERY_WRITES = 1_000;
+
+/** A put waiting for the end of the event-loop turn, and its caller. */
+interface BatchedPut {
+  put: QueuedPut;
+  resolve(): void;
+  reject(err: unknown): void;
+}
 
 export interface SqliteBackendOptions {
   /** The state file; ':memory:' keeps nothing across restarts. */
@@ -73,8 +88,18 @@ export class SqliteResponseBackend implements ResponseStoreBackend {
   readonly #item: StatementSync;
   readonly #delete: StatementSync;
   readonly #deleteItems: StatementSync;
+  readonly #deleteExpiredItems: StatementSync;
+  readonly #deleteExpired: StatementSync;
+  readonly #count: StatementSync;
+  readonly #cutoff: StatementSync;
+  readonly #deleteOldItems: StatementSync;
+  readonly #deleteOld: StatementSync;
   readonly #sweepTimer: NodeJS.Timeout;
   #writes = 0;
+  /** Rows in the table as this process counts them: exact after a timed sweep, then its own writes and deletes added. */
+  #rows: number;
+  /** Puts of this event-loop turn, written together after it. */
+  #batch: BatchedPut[] = [];
   readonly #lock: LockWatch;
   /** Writes waiting for the lock, by owner and id, in arrival order. */
   readonly #queued = new Map<string, QueuedPut>();
@@ -98,22 +123,54 @@ export class SqliteResponseBackend implements ResponseStoreBackend {
     this.#item = this.#db.prepare('SELECT response FROM stored_response_items WHERE owner = ? AND item = ?');
     this.#delete = this.#db.prepare('DELETE FROM stored_responses WHERE owner = ? AND id = ? AND expires_at > ?');
     this.#deleteItems = this.#db.prepare('DELETE FROM stored_response_items WHERE owner = ? AND response = ?');
+    // A sweep's deletes reach the item index through its (owner, response) index: the items of the rows it deletes, nothing else.
+    this.#deleteExpiredItems = this.#db.prepare('DELETE FROM stored_response_items WHERE (owner, response) IN (SELECT owner, id FROM stored_responses WHERE expires_at <= ?)');
+    this.#deleteExpired = this.#db.prepare('DELETE FROM stored_responses WHERE expires_at <= ?');
+    this.#count = this.#db.prepare('SELECT count(*) AS n FROM stored_responses');
+    this.#cutoff = this.#db.prepare('SELECT stored_at AS at FROM stored_responses ORDER BY stored_at LIMIT 1 OFFSET ?');
+    this.#deleteOldItems = this.#db.prepare('DELETE FROM stored_response_items WHERE (owner, response) IN (SELECT owner, id FROM stored_responses WHERE stored_at <= ?)');
+    this.#deleteOld = this.#db.prepare('DELETE FROM stored_responses WHERE stored_at <= ?');
+    this.#rows = Number((this.#count.get() as { n: number }).n);
     this.#sweepTimer = setInterval(() => this.sweep(), SWEEP_EVERY_MS).unref();
   }
 
-  async put(owner: string, record: StoredResponse, json: string, itemIds: readonly string[], ttlMs: number): Promise<void> {
+  put(owner: string, record: StoredResponse, json: string, itemIds: readonly string[], ttlMs: number): Promise<void> {
     const now = this.#now();
     const put: QueuedPut = { owner, id: record.id, json, items: itemIds, storedAt: now, expiresAt: now + ttlMs };
     // While writes wait for a lock, a new one joins them: written in order once it is released.
-    if (this.#queued.size > 0) return this.#enqueue(put);
-    try {
-      this.#write([put]);
-    } catch (err) {
-      if (!isLocked(err)) throw err;
-      this.#enqueue(put);
-    }
-    if (++this.#writes % SWEEP_EVERY_WRITES === 0) this.sweep();
+    if (this.#queued.size > 0) return new Promise((resolve) => resolve(this.#enqueue(put)));
+    return new Promise((resolve, reject) => {
+      if (this.#batch.push({ put, resolve, reject }) === 1) setImmediate(this.#writeBatch);
+    });
   }
+
+  /** The turn's puts in one transaction; behind a lock, each joins the queue (which answers reads here). */
+  readonly #writeBatch = (): void => {
+    const batch = this.#batch;
+    this.#batch = [];
+    if (batch.length === 0) return;
+    try {
+      if (!this.#db.isOpen) throw new Error('the stored responses database is closed');
+      this.#write(batch.map((b) => b.put));
+    } catch (err) {
+      for (const b of batch) {
+        if (!isLocked(err)) b.reject(err);
+        else
+          try {
+            this.#enqueue(b.put);
+            b.resolve();
+          } catch (full) {
+            b.reject(full);
+          }
+      }
+      return;
+    }
+    for (const b of batch) b.resolve();
+    this.#rows += batch.length;
+    const before = this.#writes;
+    this.#writes += batch.length;
+    if (Math.floor(this.#writes / SWEEP_EVERY_WRITES) > Math.floor(before / SWEEP_EVERY_WRITES) && this.#rows > this.#maxEntries) this.#guarded(() => this.#atomically(() => this.#trimNow()));
+  };
 
   async get(owner: string, ids: readonly string[]): Promise<Array<StoredResponse | undefined>> {
     const now = this.#now();
@@ -178,6 +235,7 @@ export class SqliteResponseBackend implements ResponseStoreBackend {
     const puts = [...this.#queued.values()];
     try {
       this.#write(puts);
+      this.#rows += puts.length;
     } catch (err) {
       if (isLocked(err)) {
         this.#retryMs = Math.min(RETRY_MAX_MS, this.#retryMs * 2);
@@ -220,23 +278,36 @@ export class SqliteResponseBackend implements ResponseStoreBackend {
   /** Deletes expired responses and their item index, then the oldest beyond maxEntries; a locked file skips it until next time. */
   sweep(): void {
     if (!this.#db.isOpen) return;
+    this.#guarded(() => {
+      this.#atomically(() => {
+        const now = this.#now();
+        this.#deleteExpiredItems.run(now);
+        this.#deleteExpired.run(now);
+        this.#rows = Number((this.#count.get() as { n: number }).n);
+        this.#trimNow();
+      });
+    });
+  }
+
+  /** Deletes the oldest rows beyond maxEntries, by the rows counted here, and their items (rows written in the same millisecond as the last of them go too). */
+  #trimNow(): void {
+    const over = this.#rows - this.#maxEntries;
+    if (over <= 0) return;
+    const cutoff = this.#cutoff.get(over - 1) as { at: number } | undefined;
+    if (!cutoff) return;
+    this.#deleteOldItems.run(cutoff.at);
+    this.#rows -= Number(this.#deleteOld.run(cutoff.at).changes);
+  }
+
+  /** Runs a sweep's transaction; a locked file (another process writing) skips it until next time. */
+  #guarded(fn: () => void): void {
     const started = performance.now();
     try {
-      this.#sweepNow();
+      fn();
     } catch (err) {
       if (!isLocked(err)) throw err;
       this.#lock.failed(err, performance.now() - started);
     }
-  }
-
-  #sweepNow(): void {
-    this.#atomically(() => {
-      this.#db.prepare('DELETE FROM stored_responses WHERE expires_at <= ?').run(this.#now());
-      const { n } = this.#db.prepare('SELECT count(*) AS n FROM stored_responses').get() as { n: number };
-      const over = Number(n) - this.#maxEntries;
-      if (over > 0) this.#db.prepare('DELETE FROM stored_responses WHERE (owner, id) IN (SELECT owner, id FROM stored_responses ORDER BY stored_at LIMIT ?)').run(over);
-      this.#db.exec('DELETE FROM stored_response_items WHERE NOT EXISTS (SELECT 1 FROM stored_responses r WHERE r.owner = stored_response_items.owner AND r.id = stored_response_items.response)');
-    });
   }
 
   #atomically<T>(fn: () => T): T {
@@ -248,6 +319,7 @@ export class SqliteResponseBackend implements ResponseStoreBackend {
     clearInterval(this.#sweepTimer);
     clearTimeout(this.#retry);
     if (!this.#db.isOpen) return;
+    this.#writeBatch();
     if (this.#queued.size > 0) {
       this.#db.exec('PRAGMA busy_timeout = 1000');
       try {

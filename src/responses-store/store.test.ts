@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { SqliteResponseBackend } from './sqlite-backend.ts';
 import { ownerOf, ResponseStore } from './store.ts';
@@ -83,4 +87,81 @@ describe('ResponseStore over the SQLite backend', () => {
     expect(await store.load('o', 'big')).toBeUndefined();
     expect(await store.load('o', 'small')).toBeDefined();
   });
+});
+
+describe('the SQLite backend under a burst of writes', () => {
+  const withFile = async (fn: (file: string) => Promise<void>) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-responses-'));
+    try {
+      await fn(path.join(dir, 'state.sqlite'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  const rows = (file: string) => {
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      const count = (table: string) => Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+      return { responses: count('stored_responses'), items: count('stored_response_items') };
+    } finally {
+      db.close();
+    }
+  };
+
+  it("writes one turn's puts together, each resolving once another connection (another instance) can read it", () =>
+    withFile(async (file) => {
+      const writer = new SqliteResponseBackend({ path: file, maxEntries: 1_000 });
+      const reader = new SqliteResponseBackend({ path: file, maxEntries: 1_000 });
+      const puts = Array.from({ length: 50 }, (_, i) => {
+        const r = record(`r${i}`);
+        return writer.put('o', r, JSON.stringify(r), [`in_r${i}`, `msg_r${i}`], 60_000).then(async () => (await reader.get('o', [r.id]))[0]?.id);
+      });
+      // Nothing is written during the turn that asked for it.
+      expect(rows(file).responses).toBe(0);
+      expect(await Promise.all(puts)).toEqual(Array.from({ length: 50 }, (_, i) => `r${i}`));
+      expect(rows(file)).toEqual({ responses: 50, items: 100 });
+      expect(await reader.responseOfItem('o', 'msg_r7')).toBe('r7');
+      await writer.close();
+      await reader.close();
+    }));
+
+  it('trims to maxEntries between timed sweeps, oldest first, taking their items along', () =>
+    withFile(async (file) => {
+      const clock = { now: 1_000 };
+      const backend = new SqliteResponseBackend({ path: file, maxEntries: 100, now: () => clock.now });
+      for (let turn = 0; turn < 21; turn++) {
+        clock.now += 1;
+        await Promise.all(
+          Array.from({ length: 50 }, (_, i) => {
+            const r = record(`t${turn}_${i}`);
+            return backend.put('o', r, JSON.stringify(r), [`in_${r.id}`, `msg_${r.id}`], 3_600_000);
+          }),
+        );
+      }
+      // 1,050 written: the trim after the 1,000th kept the newest 100 (two turns), the turn after it adds 50.
+      expect(rows(file)).toEqual({ responses: 150, items: 300 });
+      expect(await backend.get('o', ['t17_49', 't18_0', 't20_49'])).toMatchObject([undefined, { id: 't18_0' }, { id: 't20_49' }]);
+      expect(await backend.responseOfItem('o', 'msg_t17_49')).toBeUndefined();
+      // A timed sweep counts the rows itself and trims to maxEntries.
+      backend.sweep();
+      expect(rows(file)).toEqual({ responses: 100, items: 200 });
+      await backend.close();
+    }));
+
+  it('a sweep deletes expired responses and exactly their items', () =>
+    withFile(async (file) => {
+      const clock = { now: 1_000 };
+      const backend = new SqliteResponseBackend({ path: file, maxEntries: 100, now: () => clock.now });
+      const put = (id: string, ttl: number) => {
+        const r = record(id);
+        return backend.put('o', r, JSON.stringify(r), [`in_${id}`, `msg_${id}`], ttl);
+      };
+      await Promise.all([put('short', 1_000), put('long', 60_000)]);
+      clock.now += 2_000;
+      backend.sweep();
+      expect(rows(file)).toEqual({ responses: 1, items: 2 });
+      expect(await backend.responseOfItem('o', 'msg_long')).toBe('long');
+      expect(await backend.responseOfItem('o', 'msg_short')).toBeUndefined();
+      await backend.close();
+    }));
 });

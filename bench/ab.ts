@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BODIES, saturate } from './load.ts';
+import { BODIES, PATHS, saturate } from './load.ts';
 import { figures, sample } from './measure.ts';
 import { machine } from './procfs.ts';
 import { type GatewayVariant, pinSelf, startGateway, startHop, startUpstream, stop } from './servers.ts';
@@ -35,13 +35,13 @@ const hop = baseline
 const gateway = await startGateway(dir, upstream, variant ?? { name: 'gateway' });
 console.log(`Machine: ${machine()}; Node ${process.version}`);
 try {
-  for (const s of [hop, gateway]) await saturate(s.url, { body: BODIES[scenario === 'slow' ? 'stream' : scenario], connections: 10, seconds: 2 });
+  for (const s of [hop, gateway]) await saturate(s.url, { body: BODIES[scenario === 'slow' ? 'stream' : scenario], path: PATHS[scenario], connections: 10, seconds: 2 });
   for (let r = 1; r <= rounds; r++) {
     const line: string[] = [];
     const cpu = { hop: 0, gateway: 0 };
     const rps = { hop: 0, gateway: 0 };
     for (const s of r % 2 ? [hop, gateway] : [gateway, hop]) {
-      const f = figures([await sample(s, [process.pid, upstream.pid], (url) => saturate(url, { body: BODIES[scenario], connections, seconds }))]);
+      const f = figures([await sample(s, [process.pid, upstream.pid], (url) => saturate(url, { body: BODIES[scenario], path: PATHS[scenario], connections, seconds }))]);
       line.push(`${s.name} ${f.rps.toFixed(0)}/s ${f.cpuUs.toFixed(0)} µs busy ${(f.serverBusy * 100).toFixed(0)}% rss ${f.peakRssMb.toFixed(0)} MB err ${f.errors}`);
       const which = s === hop ? 'hop' : 'gateway';
       cpu[which] = f.cpuUs;

@@ -24,7 +24,7 @@ const SECONDS = 6;
 process.env.BENCH_HOP_FLAGS = `${process.env.BENCH_HOP_FLAGS ?? ''} --trace-gc-nvp`;
 process.env.BENCH_GATEWAY_FLAGS = `${process.env.BENCH_GATEWAY_FLAGS ?? ''} --trace-gc-nvp`;
 const { pinSelf, startGateway, startHop, startUpstream, stop } = await import('./servers.ts');
-const { BODIES, saturate } = await import('./load.ts');
+const { BODIES, PATHS, saturate } = await import('./load.ts');
 const { machine } = await import('./procfs.ts');
 const scenario = (process.argv[2] ?? 'slow') as keyof typeof BODIES;
 if (!(scenario in BODIES)) throw new Error(`scenario: ${Object.keys(BODIES).join(', ')}`);
@@ -46,11 +46,11 @@ console.log(`Machine: ${machine()}; Node ${process.version}. ${scenario}, ${conn
 console.log('| round | server | requests | allocated per request | promoted per request | GC pause per request |');
 console.log('|---|---|---:|---:|---:|---|');
 try {
-  for (const s of [hop, gateway]) await saturate(s.url, { body: BODIES[scenario === 'slow' ? 'stream' : scenario], connections: 10, seconds: 2 });
+  for (const s of [hop, gateway]) await saturate(s.url, { body: BODIES[scenario === 'slow' ? 'stream' : scenario], path: PATHS[scenario], connections: 10, seconds: 2 });
   for (let r = 1; r <= rounds; r++) {
     for (const s of r % 2 ? [hop, gateway] : [gateway, hop]) {
       const before = gcLines(s).length;
-      const run = await saturate(s.url, { body: BODIES[scenario], connections, seconds: SECONDS });
+      const run = await saturate(s.url, { body: BODIES[scenario], path: PATHS[scenario], connections, seconds: SECONDS });
       const gcs = gcLines(s).slice(before);
       const n = Math.max(1, run.completed);
       const kinds = new Map<string, { count: number; pauseMs: number }>();

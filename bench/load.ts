@@ -23,7 +23,12 @@ export const BODIES = {
   /** A new prompt each request (autocannon replaces `[<id>]`): a cache miss every time. */
   miss: JSON.stringify({ model: 'bench', messages: [MESSAGES[0], { role: 'user', content: `${MESSAGES[1].content} [<id>]` }], temperature: 0 }),
   hold: JSON.stringify({ model: 'bench-hold', messages: MESSAGES, temperature: 0, stream: true }),
+  /** The same prompt through the Responses API (translated to chat for the upstream; stored, as `store` defaults to true). */
+  responses: JSON.stringify({ model: 'bench', instructions: MESSAGES[0].content, input: MESSAGES[1].content, temperature: 0 }),
 };
+const CHAT_PATH = '/v1/chat/completions';
+/** Where a body other than chat completions goes. */
+export const PATHS: Partial<Record<keyof typeof BODIES, string>> = { responses: '/v1/responses' };
 
 export interface LoadOptions {
   body: string;
@@ -33,6 +38,8 @@ export interface LoadOptions {
   maxRequests?: number;
   /** Start the connections' loops spread over this many ms, so that 1,000 do not knock at once. */
   rampMs?: number;
+  /** The request's path (default chat completions). */
+  path?: string;
 }
 
 export interface LoadResult {
@@ -60,7 +67,7 @@ const BATCH = 100;
 const BATCH_GAP_MS = 100;
 
 /**
- * Saturates `<url>/v1/chat/completions` with `connections` autocannon connections, each for
+ * Saturates `<url><path>` (default chat completions) with `connections` autocannon connections, each for
  * `seconds`; above 100 connections, in batches of 100 started 100 ms apart.
  */
 export async function saturate(url: string, options: Omit<LoadOptions, 'maxRequests' | 'rampMs'>): Promise<LoadResult> {
@@ -83,13 +90,13 @@ export async function saturate(url: string, options: Omit<LoadOptions, 'maxReque
 }
 
 function autocannonRun(url: string, options: Omit<LoadOptions, 'maxRequests' | 'rampMs'>): Promise<LoadResult> {
-  const { body, connections, seconds } = options;
+  const { body, connections, seconds, path = CHAT_PATH } = options;
   const result: LoadResult = { completed: 0, errors: 0, errorKinds: {}, seconds: 0, latencies: [], firstBytes: [] };
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const run = autocannon(
       {
-        url: `${url}/v1/chat/completions`,
+        url: `${url}${path}`,
         method: 'POST',
         headers: HEADERS,
         body,
@@ -122,9 +129,9 @@ function autocannonRun(url: string, options: Omit<LoadOptions, 'maxRequests' | '
   });
 }
 
-/** Runs `connections` closed loops over an undici pool against `<url>/v1/chat/completions`. */
+/** Runs `connections` closed loops over an undici pool against `<url><path>` (default chat completions). */
 export async function closedLoop(url: string, options: LoadOptions): Promise<LoadResult> {
-  const { body, connections, seconds, maxRequests = Number.POSITIVE_INFINITY, rampMs = 0 } = options;
+  const { body, connections, seconds, maxRequests = Number.POSITIVE_INFINITY, rampMs = 0, path = CHAT_PATH } = options;
   const streamed = body.includes('"stream":true');
   const pool = new Pool(url, { connections, headersTimeout: 30_000, bodyTimeout: 30_000, keepAliveTimeout: 60_000 });
   const result: LoadResult = { completed: 0, errors: 0, errorKinds: {}, seconds: 0, latencies: [], firstBytes: [] };
@@ -142,7 +149,7 @@ export async function closedLoop(url: string, options: LoadOptions): Promise<Loa
       sent++;
       const t0 = performance.now();
       try {
-        const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', headers: HEADERS, body });
+        const res = await pool.request({ method: 'POST', path, headers: HEADERS, body });
         let first = 0;
         let tail = '';
         for await (const chunk of res.body as AsyncIterable<Buffer>) {

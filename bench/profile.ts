@@ -10,7 +10,7 @@
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BODIES, saturate } from './load.ts';
+import { BODIES, PATHS, saturate } from './load.ts';
 import { machine } from './procfs.ts';
 import { gatewayConfig, GATEWAY_ROOT, pinSelf, ROOT, startPinnedNode, startUpstream, stop } from './servers.ts';
 
@@ -50,8 +50,8 @@ const gateway =
         GATEWAY_ROOT,
       );
 try {
-  await saturate(gateway.url, { body: BODIES[scenario], connections, seconds: 2 });
-  const result = await saturate(gateway.url, { body: BODIES[scenario], connections, seconds });
+  await saturate(gateway.url, { body: BODIES[scenario], path: PATHS[scenario], connections, seconds: 2 });
+  const result = await saturate(gateway.url, { body: BODIES[scenario], path: PATHS[scenario], connections, seconds });
   console.log(`Machine: ${machine()}; Node ${process.version}`);
   console.log(`${scenario}: ${(result.completed / result.seconds).toFixed(0)}/s, ${result.errors} errors`);
 } finally {

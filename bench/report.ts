@@ -29,11 +29,12 @@ export interface Figures {
   listenOverflows: number;
 }
 
-export type Scenario = 'plain' | 'stream' | 'miss' | 'latency' | 'ttfb' | 'slow';
+export type Scenario = 'plain' | 'stream' | 'miss' | 'responses' | 'latency' | 'ttfb' | 'slow';
 export const SCENARIO_TITLES: Record<Scenario, string> = {
   plain: 'non-streamed, 10 connections',
   stream: 'streamed (20 events), 10 connections',
   miss: 'non-streamed, a new prompt each request, 10 connections',
+  responses: 'Responses API, non-streamed, 10 connections',
   latency: 'non-streamed, 1 connection, sequential',
   ttfb: 'streamed, 1 connection, sequential',
   slow: '1,000 concurrent slow streams (50 ms between events)',
@@ -62,6 +63,8 @@ export interface BenchData {
   /** The variants with the guardrails stage and with the cache stage. */
   guardrails: string;
   cache: string;
+  /** The gateway with stored Responses off. */
+  notStored: string;
   /** Whether a 20-event stream flowed before its end, per server. */
   hold: HoldCheck[];
   idleRssMb: Record<string, number>;
@@ -225,7 +228,7 @@ export function renderReport(data: BenchData): string {
   });
   out.push(table(['server', 'CPU µs/request', 'Δ µs', 'req/s', 'CPU µs/stream', 'Δ µs', 'log bytes/request'], featureRows));
 
-  out.push('', ...guardrailsSection(data), '', ...cacheSection(data));
+  out.push('', ...guardrailsSection(data), '', ...cacheSection(data), '', ...storedSection(data));
 
   out.push('', '## Every run', '');
   out.push(
@@ -374,6 +377,24 @@ function cacheSection(data: BenchData): string[] {
     `"${cache}": the cache stage (memory, scope key). Non-streamed, 10 connections; ratios within each round, then their median. A hit answers without calling the upstream.`,
     '',
     table(['server, requests', 'CPU µs/request', 'req/s', 'CPU vs the hop on the same requests (or as named)', 'req/s vs the hop (or as named)'], rows),
+  ];
+}
+
+function storedSection(data: BenchData): string[] {
+  const { gateway, notStored } = data;
+  const cells = (scenario: Scenario, server: string) => [`${show(field(runsOf(data, scenario, server), 'cpuUs'), 0)} µs`, `${show(field(runsOf(data, scenario, server), 'rps'), 0)} req/s`];
+  const stored = paired(data, 'responses', 'cpuUs', gateway, notStored, 'delta');
+  const rows = [
+    ['gateway, Chat Completions (the same prompt)', ...cells('plain', gateway), ''],
+    ['gateway, Responses, stored', ...cells('responses', gateway), `${plus(stored, 0)} µs, ${times(paired(data, 'responses', 'cpuUs', gateway, notStored, 'ratio'))}`],
+    ['gateway, Responses, stored Responses off', ...cells('responses', notStored), `${times(pairedAcross(data, 'responses', notStored, 'plain', gateway, 'cpuUs'))} the gateway's Chat Completions`],
+  ];
+  return [
+    '## Stored Responses: kept and not',
+    '',
+    `The same prompt through \`POST /v1/responses\` (translated to chat for the upstream), non-streamed, 10 connections. "${gateway}" keeps each answer in its state file (\`store\` defaults to true), so a next turn may name it by \`previous_response_id\`; "${notStored}" keeps nothing (\`state.responses.enabled: false\`). Δ and ratio of the stored against the not stored in the same round, then their median.`,
+    '',
+    table(['server, requests', 'CPU µs/request', 'req/s', 'CPU: stored vs not stored (or as named)'], rows),
   ];
 }
 

@@ -16,7 +16,8 @@
  * metrics off, tracing on (to an OTLP sink in the upstream), ledger off, ledger on PostgreSQL (a
  * server started as the tests start it), guardrails on (the built-in detectors: stream TTFB and a
  * check that a stream is never held whole, bench/hold.ts), the response cache on (a hit, the same
- * request again, against a miss, a new prompt each request). The report goes to stdout and bench/results/latest.md (a full
+ * request again, against a miss, a new prompt each request), stored Responses off (the same
+ * Responses request, translated to chat, kept in the state file or not). The report goes to stdout and bench/results/latest.md (a full
  * run also to bench/results/<date>.md).
  *
  *   BENCH_SECONDS       length of each load run (default 8, quick 2)
@@ -31,7 +32,7 @@ import pg from 'pg';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { BODIES, closedLoop, type LoadResult, saturate } from './load.ts';
+import { BODIES, closedLoop, type LoadResult, PATHS, saturate } from './load.ts';
 import { cpuPressureMicros, figures, type Sample, sample, soak } from './measure.ts';
 import { CLOCK_TICKS, machine, rssMb } from './procfs.ts';
 import { type BenchData, type Figures, renderReport, type Scenario, SCENARIO_TITLES } from './report.ts';
@@ -71,6 +72,8 @@ const VARIANTS: GatewayVariant[] = [
 ];
 const GUARDRAILS: GatewayVariant = { name: 'gateway, guardrails on', guardrails: true };
 const CACHE: GatewayVariant = { name: 'gateway, cache on', cache: true };
+/** The gateway keeping nothing of a Responses call (`state.responses.enabled: false`): the price of stored Responses, against the gateway. */
+const NOT_STORED: GatewayVariant = { name: 'gateway, stored Responses off', storedResponses: false };
 /** Streams per server in the never-held-whole check (each lasts the upstream's pause, 300 ms). */
 const HOLD_STREAMS = QUICK ? 5 : 20;
 
@@ -80,6 +83,10 @@ const BLOCKS: Record<Scenario, { count: number; load: Load }> = {
   plain: { count: LOAD_BLOCKS, load: (url) => saturate(url, { body: BODIES.plain, connections: 10, seconds: SECONDS / LOAD_BLOCKS }) },
   stream: { count: LOAD_BLOCKS, load: (url) => saturate(url, { body: BODIES.stream, connections: 10, seconds: SECONDS / LOAD_BLOCKS }) },
   miss: { count: LOAD_BLOCKS, load: (url) => saturate(url, { body: BODIES.miss, connections: 10, seconds: SECONDS / LOAD_BLOCKS }) },
+  responses: {
+    count: LOAD_BLOCKS,
+    load: (url) => saturate(url, { body: BODIES.responses, path: PATHS.responses, connections: 10, seconds: SECONDS / LOAD_BLOCKS }),
+  },
   latency: {
     count: SEQUENTIAL_BLOCKS,
     load: (url) => closedLoop(url, { body: BODIES.plain, connections: 1, seconds: 60, maxRequests: Math.ceil(SEQUENTIAL / SEQUENTIAL_BLOCKS) }),
@@ -146,6 +153,9 @@ async function main(): Promise<void> {
     servers.push(...variants);
     const guardrails = variants.find((v) => v.name === GUARDRAILS.name) as Server;
     const cache = variants.find((v) => v.name === CACHE.name) as Server;
+    // Not a feature variant of the tables above (it differs only on /v1/responses): measured in its own scenario.
+    const notStored = await startGateway(dir, upstream, NOT_STORED);
+    servers.push(notStored);
     await sleep(2000);
     const idleRssMb = Object.fromEntries([hop, gateway].map((s) => [s.name, rssMb(s.pid)]));
     const gatewayCmdline = readFileSync(`/proc/${gateway.pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
@@ -170,9 +180,11 @@ async function main(): Promise<void> {
     };
     console.error('warming up every server');
     for (const s of [hop, floor, gateway, ...variants]) await warmUp(s);
+    for (const s of [gateway, notStored]) await saturate(s.url, { body: BODIES.responses, path: PATHS.responses, connections: 10, seconds: 2 });
     for (let round = 1; round <= ROUNDS; round++) {
       for (const scenario of ['plain', 'stream'] as const) await interleaved(scenario, [hop, floor, gateway, ...variants], round);
       await interleaved('miss', [hop, gateway, cache], round);
+      await interleaved('responses', [gateway, notStored], round);
       for (const scenario of ['latency', 'ttfb'] as const) await interleaved(scenario, [hop, floor, gateway, guardrails], round);
     }
     const hold = [];
@@ -189,7 +201,7 @@ async function main(): Promise<void> {
     const traceExports = ((await (await fetch(`${upstream.url}/stats`)).json()) as { traceExports: number }).traceExports;
     const metricsOn = (await fetch(`${gateway.url}/metrics`)).status;
     const metricsOff = (await fetch(`${variants[1].url}/metrics`)).status;
-    const featureChecks = await checkFeatures(gateway, guardrails, cache);
+    const featureChecks = await checkFeatures(gateway, guardrails, cache, notStored);
     const wall = (Date.now() - started) / 1000;
     const date = new Date().toISOString().slice(0, 10);
     const data: BenchData = {
@@ -208,6 +220,7 @@ async function main(): Promise<void> {
       variants: variants.map((v) => v.name),
       guardrails: guardrails.name,
       cache: cache.name,
+      notStored: notStored.name,
       hold,
       idleRssMb,
       idleAfterRssMb,
@@ -235,8 +248,8 @@ async function main(): Promise<void> {
   }
 }
 
-/** That the guardrails and cache variants did their work: a key in a prompt refused, the same request answered from the cache. */
-async function checkFeatures(gateway: Server, guardrails: Server, cache: Server): Promise<string> {
+/** That the variants did their work: a key in a prompt refused, the same request answered from the cache, a Responses answer kept or not. */
+async function checkFeatures(gateway: Server, guardrails: Server, cache: Server, notStored: Server): Promise<string> {
   // An OpenAI-style key in the prompt: the `secrets` rule blocks it before any provider is called.
   const secret = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: `my key is sk-proj-${'A1b2C3d4E5f6G7h8'.repeat(3)}` }] });
   const post = (s: Server, body: string) => fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body });
@@ -249,7 +262,13 @@ async function checkFeatures(gateway: Server, guardrails: Server, cache: Server)
     await res.arrayBuffer();
     hits.push(res.headers.get('x-switchyard-cache') ?? 'none');
   }
-  return `A prompt holding an API key: the guardrails variant answered ${blocked.status} ${code}, the gateway without guardrails ${passed}. The cache variant answered the benchmark's request twice more with x-switchyard-cache ${hits.join(', ')}.`;
+  const stored: number[] = [];
+  for (const s of [gateway, notStored]) {
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${KEY}` };
+    const { id } = (await (await fetch(`${s.url}${PATHS.responses}`, { method: 'POST', headers, body: BODIES.responses })).json()) as { id: string };
+    stored.push((await fetch(`${s.url}/v1/responses/${id}`, { headers })).status);
+  }
+  return `A prompt holding an API key: the guardrails variant answered ${blocked.status} ${code}, the gateway without guardrails ${passed}. The cache variant answered the benchmark's request twice more with x-switchyard-cache ${hits.join(', ')}. A Responses answer read back by its id: ${stored[0]} from the gateway, ${stored[1]} with stored Responses off.`;
 }
 
 /** Rows the ledger variant wrote to PostgreSQL. */

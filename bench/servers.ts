@@ -41,6 +41,8 @@ export interface GatewayVariant {
   guardrails?: boolean;
   /** The exact response cache (memory, scope key). */
   cache?: boolean;
+  /** Stored Responses (`state.responses.enabled`; default on, as the gateway's). */
+  storedResponses?: boolean;
 }
 
 /** Pins this process (the load generator) and all its threads to the load core. */
@@ -141,7 +143,8 @@ models:
   bench-slow: { targets: [{ provider: upstream, model: bench-slow }] }
   bench-hold: { targets: [{ provider: upstream, model: bench-hold }] }
 metrics: { enabled: ${variant.metrics ?? true} }
-${variant.tracing ? `tracing: { endpoint: "${upstream.url}", protocol: http/protobuf }\n` : ''}${ledgerYaml(variant)}pipeline: [auth, validate, route, ${extraStages(variant)}retry, transform-response, log]
+${variant.tracing ? `tracing: { endpoint: "${upstream.url}", protocol: http/protobuf }\n` : ''}${stateYaml(variant)}
+pipeline: [auth, validate, route, ${extraStages(variant)}retry, transform-response, log]
 `;
 }
 
@@ -153,9 +156,12 @@ function extraStages({ guardrails, cache }: GatewayVariant): string {
   return stages.map((s) => `${s}, `).join('');
 }
 
-function ledgerYaml({ ledger }: GatewayVariant): string {
-  if (ledger === undefined) return '';
-  return `state: { ledger: ${ledger === 'off' ? '{ enabled: false }' : `{ postgres: { url: "${ledger.postgres}" } }`} }\n`;
+/** Each gateway its own state file (spend, the SQLite ledger, stored Responses): no variant writes into another's. */
+function stateYaml({ name, ledger, storedResponses }: GatewayVariant): string {
+  const state = [`file: ${name.replace(/\W+/g, '-')}.sqlite`];
+  if (ledger !== undefined) state.push(`ledger: ${ledger === 'off' ? '{ enabled: false }' : `{ postgres: { url: "${ledger.postgres}" } }`}`);
+  if (storedResponses === false) state.push('responses: { enabled: false }');
+  return `state: { ${state.join(', ')} }`;
 }
 
 /** A server under test with extra Node flags (a profiler's), on the server core and a free port. */

@@ -266,6 +266,7 @@ export class SqliteResponseBackend implements ResponseStoreBackend {
         return Number(changes) > 0;
       });
       this.#lock.succeeded();
+      if (deleted) this.#rows--;
       return deleted || (queued !== undefined && queued.expiresAt > this.#now());
     } catch (err) {
       this.#lock.failed(err, performance.now() - started);

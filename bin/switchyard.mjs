@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { rerun, suitableNodeOrExit } from './ensure-node.mjs';
+import { rerun, servingEnv, suitableNodeOrExit } from './ensure-node.mjs';
 
 /**
  * The heap grows in small steps, which keeps RSS under load near 150 MB at no measurable
@@ -27,8 +27,9 @@ if (args.includes('--version') || args.includes('-v')) {
   process.stdout.write(`${pkg.version}\n`);
 } else {
   const node = suitableNodeOrExit();
-  const flags = serving(args) && !hasHeapFlags() ? SERVE_FLAGS : [];
-  if (node !== process.execPath || flags.length > 0) rerun(node, flags.concat(process.execArgv, [self], args));
+  const serve = serving(args);
+  const flags = serve && !hasHeapFlags() ? SERVE_FLAGS : [];
+  if (node !== process.execPath || flags.length > 0) rerun(node, flags.concat(process.execArgv, [self], args), serve ? servingEnv(process.env) : process.env);
   else runGateway();
 }
 

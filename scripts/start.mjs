@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rerun, suitableNodeOrExit } from '../bin/ensure-node.mjs';
+import { rerun, servingEnv, suitableNodeOrExit } from '../bin/ensure-node.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Written by scripts/build.mjs once dist/ is complete. */
@@ -44,4 +44,4 @@ if (!fresh()) {
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 // Node flags given to this script (a profiler's, heap flags) go on to the gateway.
-rerun(node, [...process.execArgv, path.join(root, 'bin', 'switchyard.mjs'), ...process.argv.slice(2)], { ...process.env, SWITCHYARD_RUN_DIST: '1' });
+rerun(node, [...process.execArgv, path.join(root, 'bin', 'switchyard.mjs'), ...process.argv.slice(2)], servingEnv({ ...process.env, SWITCHYARD_RUN_DIST: '1' }));

@@ -18,7 +18,7 @@ RUN npm run build \
 
 # Runtime: production dependencies only; the code belongs to root, so the gateway cannot change it.
 FROM ${NODE_IMAGE} AS runtime
-# MALLOC_MMAP_THRESHOLD_: what the bin sets when it re-runs itself (bin/ensure-node.mjs servingEnv);
+# MALLOC_MMAP_THRESHOLD_: what the bin sets when it re-runs itself (bin/serving-env.mjs);
 # this ENTRYPOINT starts Node with the heap flags, so no re-run happens.
 ENV NODE_ENV=production \
     MALLOC_MMAP_THRESHOLD_=1048576 \

@@ -8,6 +8,7 @@ import { openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { servingEnv } from '../bin/serving-env.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** The checkout whose gateway is measured: this one, or BENCH_GATEWAY_ROOT (e.g. a worktree of the commit before a change). */
@@ -92,7 +93,8 @@ function answers(port: number, readyPath: string | undefined): Promise<boolean> 
 async function startPinned(dir: string, name: string, core: number, command: string[], port: number, readyPath?: string, cwd = ROOT): Promise<Server> {
   const logFile = path.join(dir, `${name.replace(/\W+/g, '-')}.log`);
   const out = openSync(logFile, 'a');
-  const child = spawn('taskset', ['-c', String(core), ...command], { cwd, stdio: ['ignore', out, out], env: childEnv() });
+  // Every server gets the environment npm start gives the gateway (the malloc setting): like the V8 flags, not what is compared.
+  const child = spawn('taskset', ['-c', String(core), ...command], { cwd, stdio: ['ignore', out, out], env: servingEnv(childEnv()) });
   let exited = false;
   child.once('exit', () => (exited = true));
   for (let waited = 0; waited < 30_000 && !exited; waited += 100) {

@@ -127,20 +127,6 @@ export function rerun(node, args, env) {
 }
 
 /**
- * The environment a serving gateway runs with. glibc raises its mmap threshold whenever a block
- * above it is freed (up to 32 MB), so after a burst of large short-lived blocks, such as those of
- * V8's compiler and GC threads, later ones come from the threads' malloc arenas and stay
- * resident. A threshold set once disables that adjustment: blocks of 1 MiB and more are mapped
- * and go back to the system when freed (measured with `bench/ab.ts` against the default: 16-20 MB
- * less RSS under load, CPU per request within the run-to-run noise). A value the user set wins;
- * other C libraries ignore the variable.
- */
-export function servingEnv(env) {
-  if (process.platform !== 'linux' || env.MALLOC_MMAP_THRESHOLD_ !== undefined) return env;
-  return Object.assign({}, env, { MALLOC_MMAP_THRESHOLD_: '1048576' });
-}
-
-/**
  * Runs a command as a child with inherited stdio and exits with its code. SIGTERM and SIGHUP are
  * passed on; SIGINT only when not on a terminal, because Ctrl-C already reaches the whole
  * foreground process group and a second SIGINT would cut the gateway's graceful shutdown short.

@@ -8,7 +8,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { rerun, servingEnv, suitableNodeOrExit } from './ensure-node.mjs';
+import { rerun, suitableNodeOrExit } from './ensure-node.mjs';
+import { servingEnv } from './serving-env.mjs';
 
 /**
  * The heap grows in small steps, which keeps RSS under load near 150 MB at no measurable

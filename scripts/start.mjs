@@ -11,7 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rerun, servingEnv, suitableNodeOrExit } from '../bin/ensure-node.mjs';
+import { rerun, suitableNodeOrExit } from '../bin/ensure-node.mjs';
+import { servingEnv } from '../bin/serving-env.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Written by scripts/build.mjs once dist/ is complete. */

@@ -162,6 +162,7 @@ describe('the npm package, installed from its tarball outside the repository', (
       'gateway.yaml',
       'bin/switchyard.mjs',
       'bin/ensure-node.mjs',
+      'bin/serving-env.mjs',
       'dist/src/cli.js',
       'dist/src/index.js',
       'dist/src/index.d.ts',

@@ -63,7 +63,7 @@ describe('npm start (scripts/start.mjs)', () => {
         expect(argv.some((a) => a.endsWith('bin/switchyard.mjs'))).toBe(true);
         expect(argv).toContain('--max-semi-space-size=8');
         expect(environment(first.child.pid as number)).toContain('SWITCHYARD_RUN_DIST=1');
-        // glibc's mmap threshold fixed (bin/ensure-node.mjs servingEnv): 16-20 MB less RSS under load.
+        // glibc's mmap threshold fixed (bin/serving-env.mjs): 16-20 MB less RSS under load.
         expect(environment(first.child.pid as number)).toContain('MALLOC_MMAP_THRESHOLD_=1048576');
         const client = new OpenAI({ baseURL: first.url, apiKey: 'sk-switchyard-dev', maxRetries: 0 });
         const r = await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] });

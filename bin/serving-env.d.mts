@@ -1,0 +1,2 @@
+/** Types of serving-env.mjs, for the TypeScript that imports it (the benchmark). */
+export declare function servingEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv;

@@ -63,7 +63,8 @@ export interface BenchData {
   /** The variants with the guardrails stage and with the cache stage. */
   guardrails: string;
   cache: string;
-  /** The gateway with stored Responses off. */
+  /** The gateways serving the Responses load: stored Responses on (the default), and off. */
+  stored: string;
   notStored: string;
   /** Whether a 20-event stream flowed before its end, per server. */
   hold: HoldCheck[];
@@ -381,20 +382,23 @@ function cacheSection(data: BenchData): string[] {
 }
 
 function storedSection(data: BenchData): string[] {
-  const { gateway, notStored } = data;
-  const cells = (scenario: Scenario, server: string) => [`${show(field(runsOf(data, scenario, server), 'cpuUs'), 0)} µs`, `${show(field(runsOf(data, scenario, server), 'rps'), 0)} req/s`];
-  const stored = paired(data, 'responses', 'cpuUs', gateway, notStored, 'delta');
+  const { gateway, stored, notStored } = data;
+  const cells = (scenario: Scenario, server: string) => {
+    const f = (key: keyof Figures) => show(field(runsOf(data, scenario, server), key), 0);
+    return [`${f('cpuUs')} µs`, `${f('rps')} req/s`, `${f('peakRssMb')} MB`];
+  };
+  const price = paired(data, 'responses', 'cpuUs', stored, notStored, 'delta');
   const rows = [
     ['gateway, Chat Completions (the same prompt)', ...cells('plain', gateway), ''],
-    ['gateway, Responses, stored', ...cells('responses', gateway), `${plus(stored, 0)} µs, ${times(paired(data, 'responses', 'cpuUs', gateway, notStored, 'ratio'))}`],
-    ['gateway, Responses, stored Responses off', ...cells('responses', notStored), `${times(pairedAcross(data, 'responses', notStored, 'plain', gateway, 'cpuUs'))} the gateway's Chat Completions`],
+    [`${stored}: Responses`, ...cells('responses', stored), `${plus(price, 0)} µs, ${times(paired(data, 'responses', 'cpuUs', stored, notStored, 'ratio'))}`],
+    [`${notStored}: Responses`, ...cells('responses', notStored), `${times(pairedAcross(data, 'responses', notStored, 'plain', gateway, 'cpuUs'))} the gateway's Chat Completions`],
   ];
   return [
     '## Stored Responses: kept and not',
     '',
-    `The same prompt through \`POST /v1/responses\` (translated to chat for the upstream), non-streamed, 10 connections. "${gateway}" keeps each answer in its state file (\`store\` defaults to true), so a next turn may name it by \`previous_response_id\`; "${notStored}" keeps nothing (\`state.responses.enabled: false\`). Δ and ratio of the stored against the not stored in the same round, then their median.`,
+    `The same prompt through \`POST /v1/responses\` (translated to chat for the upstream), non-streamed, 10 connections, on two gateways of their own. "${stored}" keeps each answer in its state file (\`store\` defaults to true), so a next turn may name it by \`previous_response_id\`; "${notStored}" keeps nothing (\`state.responses.enabled: false\`). Δ and ratio of the stored against the not stored in the same round, then their median.`,
     '',
-    table(['server, requests', 'CPU µs/request', 'req/s', 'CPU: stored vs not stored (or as named)'], rows),
+    table(['server, requests', 'CPU µs/request', 'req/s', 'peak RSS', 'CPU: stored vs not stored (or as named)'], rows),
   ];
 }
 

@@ -72,7 +72,11 @@ const VARIANTS: GatewayVariant[] = [
 ];
 const GUARDRAILS: GatewayVariant = { name: 'gateway, guardrails on', guardrails: true };
 const CACHE: GatewayVariant = { name: 'gateway, cache on', cache: true };
-/** The gateway keeping nothing of a Responses call (`state.responses.enabled: false`): the price of stored Responses, against the gateway. */
+/**
+ * Stored Responses, kept (the default) and not (`state.responses.enabled: false`): a pair of their
+ * own, so that the main gateway's memory figures are those of the chat load alone.
+ */
+const STORED: GatewayVariant = { name: 'gateway, Responses stored' };
 const NOT_STORED: GatewayVariant = { name: 'gateway, stored Responses off', storedResponses: false };
 /** Streams per server in the never-held-whole check (each lasts the upstream's pause, 300 ms). */
 const HOLD_STREAMS = QUICK ? 5 : 20;
@@ -154,8 +158,9 @@ async function main(): Promise<void> {
     const guardrails = variants.find((v) => v.name === GUARDRAILS.name) as Server;
     const cache = variants.find((v) => v.name === CACHE.name) as Server;
     // Not a feature variant of the tables above (it differs only on /v1/responses): measured in its own scenario.
+    const stored = await startGateway(dir, upstream, STORED);
     const notStored = await startGateway(dir, upstream, NOT_STORED);
-    servers.push(notStored);
+    servers.push(stored, notStored);
     await sleep(2000);
     const idleRssMb = Object.fromEntries([hop, gateway].map((s) => [s.name, rssMb(s.pid)]));
     const gatewayCmdline = readFileSync(`/proc/${gateway.pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
@@ -180,11 +185,11 @@ async function main(): Promise<void> {
     };
     console.error('warming up every server');
     for (const s of [hop, floor, gateway, ...variants]) await warmUp(s);
-    for (const s of [gateway, notStored]) await saturate(s.url, { body: BODIES.responses, path: PATHS.responses, connections: 10, seconds: 2 });
+    for (const s of [stored, notStored]) await saturate(s.url, { body: BODIES.responses, path: PATHS.responses, connections: 10, seconds: 2 });
     for (let round = 1; round <= ROUNDS; round++) {
       for (const scenario of ['plain', 'stream'] as const) await interleaved(scenario, [hop, floor, gateway, ...variants], round);
       await interleaved('miss', [hop, gateway, cache], round);
-      await interleaved('responses', [gateway, notStored], round);
+      await interleaved('responses', [stored, notStored], round);
       for (const scenario of ['latency', 'ttfb'] as const) await interleaved(scenario, [hop, floor, gateway, guardrails], round);
     }
     const hold = [];
@@ -201,7 +206,7 @@ async function main(): Promise<void> {
     const traceExports = ((await (await fetch(`${upstream.url}/stats`)).json()) as { traceExports: number }).traceExports;
     const metricsOn = (await fetch(`${gateway.url}/metrics`)).status;
     const metricsOff = (await fetch(`${variants[1].url}/metrics`)).status;
-    const featureChecks = await checkFeatures(gateway, guardrails, cache, notStored);
+    const featureChecks = await checkFeatures(gateway, guardrails, cache, stored, notStored);
     const wall = (Date.now() - started) / 1000;
     const date = new Date().toISOString().slice(0, 10);
     const data: BenchData = {
@@ -220,6 +225,7 @@ async function main(): Promise<void> {
       variants: variants.map((v) => v.name),
       guardrails: guardrails.name,
       cache: cache.name,
+      stored: stored.name,
       notStored: notStored.name,
       hold,
       idleRssMb,
@@ -249,7 +255,7 @@ async function main(): Promise<void> {
 }
 
 /** That the variants did their work: a key in a prompt refused, the same request answered from the cache, a Responses answer kept or not. */
-async function checkFeatures(gateway: Server, guardrails: Server, cache: Server, notStored: Server): Promise<string> {
+async function checkFeatures(gateway: Server, guardrails: Server, cache: Server, storedOn: Server, notStored: Server): Promise<string> {
   // An OpenAI-style key in the prompt: the `secrets` rule blocks it before any provider is called.
   const secret = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: `my key is sk-proj-${'A1b2C3d4E5f6G7h8'.repeat(3)}` }] });
   const post = (s: Server, body: string) => fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body });
@@ -263,12 +269,12 @@ async function checkFeatures(gateway: Server, guardrails: Server, cache: Server,
     hits.push(res.headers.get('x-switchyard-cache') ?? 'none');
   }
   const stored: number[] = [];
-  for (const s of [gateway, notStored]) {
+  for (const s of [storedOn, notStored]) {
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${KEY}` };
     const { id } = (await (await fetch(`${s.url}${PATHS.responses}`, { method: 'POST', headers, body: BODIES.responses })).json()) as { id: string };
     stored.push((await fetch(`${s.url}/v1/responses/${id}`, { headers })).status);
   }
-  return `A prompt holding an API key: the guardrails variant answered ${blocked.status} ${code}, the gateway without guardrails ${passed}. The cache variant answered the benchmark's request twice more with x-switchyard-cache ${hits.join(', ')}. A Responses answer read back by its id: ${stored[0]} from the gateway, ${stored[1]} with stored Responses off.`;
+  return `A prompt holding an API key: the guardrails variant answered ${blocked.status} ${code}, the gateway without guardrails ${passed}. The cache variant answered the benchmark's request twice more with x-switchyard-cache ${hits.join(', ')}. A Responses answer read back by its id: ${stored[0]} from the gateway keeping them, ${stored[1]} with stored Responses off.`;
 }
 
 /** Rows the ledger variant wrote to PostgreSQL. */

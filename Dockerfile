@@ -43,7 +43,7 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch(process.env.SWITCHYARD_HEALTHCHECK_URL).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
 # Exec form: Node is PID 1 and receives SIGTERM itself (graceful shutdown within server.shutdownGraceMs).
-# The bin's heap flags are given here, so the bin serves in this process instead of re-running Node.
-ENTRYPOINT ["node", "--max-semi-space-size=8", "--heap-growing-percent=25", "/app/bin/switchyard.mjs"]
+# The bin's V8 flags are given here, so the bin serves in this process instead of re-running Node.
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--heap-growing-percent=25", "--no-concurrent-recompilation", "/app/bin/switchyard.mjs"]
 # --host: a container must listen beyond its own loopback (this overrides server.host).
 CMD ["serve", "--config", "/etc/switchyard/gateway.yaml", "--host", "0.0.0.0"]

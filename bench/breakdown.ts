@@ -44,7 +44,7 @@ const REQUESTS = Number(process.env.BREAKDOWN_REQUESTS ?? 300);
 const WARMUP = Number(process.env.BREAKDOWN_WARMUP ?? 3000);
 const SERVERS = (process.env.BREAKDOWN_SERVERS ?? 'gateway,hop,floor').split(',');
 const CACHE = process.env.BREAKDOWN_CACHE?.split(/\s+/).filter(Boolean);
-const HEAP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25'];
+const HEAP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25', '--no-concurrent-recompilation'];
 
 const CASES = {
   plain: { title: 'non-streamed, 10 connections', body: BODIES.plain, connections: 10 },

@@ -35,6 +35,7 @@ const gateway =
           `--cpu-prof-dir=${dir}`,
           '--max-semi-space-size=8',
           '--heap-growing-percent=25',
+          '--no-concurrent-recompilation',
           ...(process.env.PROFILE_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
           'bench/bare-proxy.mjs',
           upstream.url,

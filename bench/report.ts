@@ -197,13 +197,25 @@ export function renderReport(data: BenchData): string {
     ['Idle RSS after start', `${num(data.idleRssMb[hop], 0)} MB`, `${num(data.idleRssMb[gateway], 0)} MB`, '', 'in the README', ''],
   ];
 
-  // The floor's figure beside the hop's, where the floor ran (the load runs, not the slow streams or the soak).
+  // The floor's figure beside the hop's, where the floor ran (the load runs and the slow streams, not the soak).
+  const floorRan = (scenario: Scenario) => runsOf(data, scenario, data.floor).length > 0;
   const floorCells = [
     `${show(f('plain', 'cpuUs'), 0)} µs`,
     `${show(f('plain', 'rps'), 0)} req/s`,
     `${show(f('stream', 'cpuUs'), 0)} µs`,
     `${show(f('ttfb', 'ttfbP50'), 3)} ms`,
     `${show(f('latency', 'p50'), 3)} ms`,
+    ...(floorRan('slow')
+      ? [
+          num(
+            runsOf(data, 'slow', data.floor).reduce((n, r) => n + r.errors, 0),
+            0,
+          ),
+          `${show(f('slow', 'rps'), 0)} streams/s`,
+          `${show(f('slow', 'p50'), 0)} ms`,
+          `${show(f('slow', 'peakRssMb'), 0)} MB`,
+        ]
+      : []),
   ];
   for (const [i, row] of rows.entries()) row.splice(2, 0, floorCells[i] ?? '');
   const overFloor = (scenario: Scenario) => times(paired(data, scenario, 'cpuUs', gateway, data.floor, 'ratio'));
@@ -214,7 +226,11 @@ export function renderReport(data: BenchData): string {
   out.push(table(['measure', 'bare undici hop', 'floor (fastify + undici)', 'gateway', 'gateway vs hop', 'target', ''], rows));
   out.push(
     '',
-    `The floor (bench/floor.mjs) does the gateway's JSON work on the same stack and nothing else: the gateway's CPU is ${overFloor('plain')} the floor's per non-streamed request, ${overFloor('stream')} per stream, ${overFloor('latency')} on one connection.`,
+    `The floor (bench/floor.mjs) does the gateway's JSON work on the same stack and nothing else: the gateway's CPU is ${overFloor('plain')} the floor's per non-streamed request, ${overFloor('stream')} per stream, ${overFloor('latency')} on one connection${
+      floorRan('slow')
+        ? `, ${overFloor('slow')} per slow stream; at 1,000 slow streams the floor's throughput is ${times(paired(data, 'slow', 'rps', data.floor, hop, 'ratio'))} the hop's and the gateway's ${times(paired(data, 'slow', 'rps', gateway, data.floor, 'ratio'))} the floor's`
+        : ''
+    }.`,
   );
 
   out.push('', '## Features: CPU with each one on and off', '');

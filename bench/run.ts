@@ -16,9 +16,9 @@
  * metrics off, tracing on (to an OTLP sink in the upstream), ledger off, ledger on PostgreSQL (a
  * server started as the tests start it), guardrails on (the built-in detectors: stream TTFB and a
  * check that a stream is never held whole, bench/hold.ts), the response cache on (a hit, the same
- * request again, against a miss, a new prompt each request), stored Responses off (the same
- * Responses request, translated to chat, kept in the state file or not). The report goes to stdout and bench/results/latest.md (a full
- * run also to bench/results/<date>.md).
+ * request again, against a miss, a new prompt each request), and a pair of their own for stored
+ * Responses (the same Responses request, translated to chat, kept in the state file or not). The
+ * report goes to stdout and bench/results/latest.md (a full run also to bench/results/<date>.md).
  *
  *   BENCH_SECONDS       length of each load run (default 8, quick 2)
  *   BENCH_ROUNDS        rounds, each giving every server one run of every kind (default 3, quick 1)
@@ -197,7 +197,7 @@ async function main(): Promise<void> {
     console.error(`memory soak: ${SOAK_SECONDS} s of mixed load on the gateway`);
     const soakFigures = await soak(gateway, SOAK_SECONDS);
     // The 1,000-stream runs last: what they leave in the heap is theirs (≤ 250 MB), not "RSS under load" (≤ 150 MB).
-    for (let round = 1; round <= ROUNDS; round++) await interleaved('slow', [hop, gateway], round);
+    for (let round = 1; round <= ROUNDS; round++) await interleaved('slow', [hop, floor, gateway], round);
     await sleep(5000);
     const idleAfterRssMb = rssMb(gateway.pid);
 

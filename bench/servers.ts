@@ -19,8 +19,8 @@ export const SERVER_CORE = 1;
 export const KEY = 'sk-bench-0123456789';
 /** Node flags for the gateway, before the bin's own (BENCH_GATEWAY_FLAGS, for experiments: heap flags given replace the bin's). */
 const GATEWAY_FLAGS = process.env.BENCH_GATEWAY_FLAGS?.split(' ').filter(Boolean) ?? [];
-/** The V8 flags bin/switchyard.mjs gives the gateway; the hop gets the same, so GC tuning is not what is compared. */
-const HOP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25', ...(process.env.BENCH_HOP_FLAGS?.split(' ').filter(Boolean) ?? [])];
+/** The V8 flags bin/switchyard.mjs gives the gateway (heap and compiler); the hop gets the same, so GC tuning is not what is compared. */
+const HOP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25', '--no-concurrent-recompilation', ...(process.env.BENCH_HOP_FLAGS?.split(' ').filter(Boolean) ?? [])];
 
 export interface Server {
   name: string;
@@ -44,6 +44,8 @@ export interface GatewayVariant {
   cache?: boolean;
   /** Stored Responses (`state.responses.enabled`; default on, as the gateway's). */
   storedResponses?: boolean;
+  /** Environment variables added to (or, as "", removed from) the gateway's, e.g. a malloc setting to try. */
+  env?: Record<string, string>;
 }
 
 /** Pins this process (the load generator) and all its threads to the load core. */
@@ -90,11 +92,16 @@ function answers(port: number, readyPath: string | undefined): Promise<boolean> 
   });
 }
 
-async function startPinned(dir: string, name: string, core: number, command: string[], port: number, readyPath?: string, cwd = ROOT): Promise<Server> {
+async function startPinned(dir: string, name: string, core: number, command: string[], port: number, readyPath?: string, cwd = ROOT, extraEnv: Record<string, string> = {}): Promise<Server> {
   const logFile = path.join(dir, `${name.replace(/\W+/g, '-')}.log`);
   const out = openSync(logFile, 'a');
   // Every server gets the environment npm start gives the gateway (the malloc setting): like the V8 flags, not what is compared.
-  const child = spawn('taskset', ['-c', String(core), ...command], { cwd, stdio: ['ignore', out, out], env: servingEnv(childEnv()) });
+  const env = servingEnv(childEnv());
+  for (const [k, v] of Object.entries(extraEnv)) {
+    if (v === '') delete env[k];
+    else env[k] = v;
+  }
+  const child = spawn('taskset', ['-c', String(core), ...command], { cwd, stdio: ['ignore', out, out], env });
   let exited = false;
   child.once('exit', () => (exited = true));
   for (let waited = 0; waited < 30_000 && !exited; waited += 100) {
@@ -130,7 +137,16 @@ export async function startGateway(dir: string, upstream: Server, variant: Gatew
   const port = await freePort();
   const config = path.join(dir, `${variant.name.replace(/\W+/g, '-')}.yaml`);
   writeFileSync(config, gatewayConfig(upstream, variant));
-  return startPinned(dir, variant.name, SERVER_CORE, [process.execPath, ...GATEWAY_FLAGS, 'scripts/start.mjs', '--config', config, '--port', String(port), '--no-watch'], port, '/readyz', root);
+  return startPinned(
+    dir,
+    variant.name,
+    SERVER_CORE,
+    [process.execPath, ...GATEWAY_FLAGS, 'scripts/start.mjs', '--config', config, '--port', String(port), '--no-watch'],
+    port,
+    '/readyz',
+    root,
+    variant.env,
+  );
 }
 
 export function gatewayConfig(upstream: Server, variant: GatewayVariant): string {

@@ -110,15 +110,21 @@ describe('IPC store (a cluster worker)', () => {
     const store = new MemoryStore();
     const link = channelTo(store);
     const log = recordingLogger();
-    const engine = createEngine(new IpcStore({ channel: link.channel, log, timeoutMs: 30 }), { log, retryEveryMs: 10 });
+    // The timeout is long enough for the first admit to answer on a loaded CI machine; the settle
+    // made while the link is paused still waits it out and is queued.
+    const engine = createEngine(new IpcStore({ channel: link.channel, log, timeoutMs: 300 }), { log, retryEveryMs: 10 });
     const r = await engine.admit({ scopes, tokens: 10, costUsd: 1, now: T0 });
     if (r.status !== 'admitted') throw new Error(r.status);
     link.control.paused = true;
     expect(await engine.settle(r.lease, { usage, costUsd: 0.5, labels: { key: 'k', model: 'm' }, now: T0 })).toBe('queued');
     link.resume();
-    await sleep(60);
-    const [status] = await engine.status(scopes, T0);
-    expect(status!.budget).toMatchObject({ spentUsd: 0.5, reservedUsd: 0 });
+    let budget: unknown;
+    for (let i = 0; i < 100; i++) {
+      await sleep(20);
+      budget = (await engine.status(scopes, T0))[0]?.budget;
+      if ((budget as { spentUsd?: number } | undefined)?.spentUsd === 0.5) break;
+    }
+    expect(budget).toMatchObject({ spentUsd: 0.5, reservedUsd: 0 });
     await engine.close();
     await store.close();
   });

@@ -150,12 +150,13 @@ describe('switchyard serve', () => {
 describe('switchyard serve: V8 heap flags', () => {
   // Linux only: the flags are read back from /proc. The bin replaces itself (process.execve), so
   // the pid the test started is the gateway's.
-  it.runIf(process.platform === 'linux')('applies --max-semi-space-size and --heap-growing-percent by itself, and a fixed malloc mmap threshold', async () => {
+  it.runIf(process.platform === 'linux')('applies --max-semi-space-size, --heap-growing-percent and --no-concurrent-recompilation by itself, and a fixed malloc mmap threshold', async () => {
     const { child } = await serve(['--config', 'gateway.yaml'], ROOT);
     try {
       const argv = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
       expect(argv).toContain('--max-semi-space-size=8');
       expect(argv).toContain('--heap-growing-percent=25');
+      expect(argv).toContain('--no-concurrent-recompilation');
       expect(readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_MMAP_THRESHOLD_=1048576');
     } finally {
       child.kill('SIGTERM');

@@ -180,7 +180,7 @@ describe('the image entrypoint, run from a clean directory as the Dockerfile bui
     const cmdline = readFileSync(`/proc/${gatewayPid}/cmdline`, 'utf8').split('\0').slice(0, -1);
     const [command, args] = runnable(imageCommand(stage));
     expect(cmdline).toEqual([command, ...args]);
-    expect(cmdline).toEqual(expect.arrayContaining(['--max-semi-space-size=8', '--heap-growing-percent=25']));
+    expect(cmdline).toEqual(expect.arrayContaining(['--max-semi-space-size=8', '--heap-growing-percent=25', '--no-concurrent-recompilation']));
     expect(readFileSync(`/proc/${gatewayPid}/environ`, 'utf8').split('\0')).toContain('MALLOC_MMAP_THRESHOLD_=1048576');
     const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(gatewayPid)], { encoding: 'utf8' }).stdout.trim();
     expect(children, 'the gateway started a child process').toBe('');

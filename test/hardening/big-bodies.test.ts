@@ -107,16 +107,21 @@ models:
     const refused = answers.filter((a) => a.status === 503);
     expect(served.length + refused.length, JSON.stringify(answers.map((a) => a.status))).toBe(BODIES);
     // 20 MB holds four 4 MB bodies at once, each for its 3 s answer: 120 MB arriving cannot all fit.
+    // All 30 arrive within the first answer's 3 s, so at most those four are served: the budget's
+    // own proof, the same on every machine (without it all 30 are).
     expect(served.length).toBeGreaterThanOrEqual(1);
+    expect(served.length).toBeLessThanOrEqual(Math.floor(CAP_MB / 4));
     expect(refused.length).toBeGreaterThanOrEqual(1);
     for (const r of refused) {
       expect(r.headers['retry-after']).toBe('1');
       expect(r.headers['x-request-id']).toBeTruthy();
       expect(JSON.parse(r.body).error).toMatchObject({ code: 'server_busy', type: 'service_unavailable_error' });
     }
-    // Without the cap all 30 bodies (120 MB) are taken at once: about 100 MB more at the peak here, against about 55 with it.
+    // And memory stays below what the 30 bodies' bytes alone would take (120 MB). A held body costs
+    // several copies (bytes, string, parsed, the upstream's body): 55 MB more at the peak on an AMD
+    // EPYC, 81-96 MB on an Intel Xeon with the same code, about 100 MB on the AMD without the cap.
     const grown = peakRssMb(child.pid!) - before;
-    expect(grown, `peak RSS grew by ${grown.toFixed(0)} MB`).toBeLessThan(CAP_MB * 4);
+    expect(grown, `peak RSS grew by ${grown.toFixed(0)} MB`).toBeLessThan(BODIES * 4);
 
     const metrics = await request(port, 'GET', '/metrics');
     const line = metrics.body.split('\n').find((l) => l.startsWith('switchyard_refusals_total{') && l.includes('reason="bodies_in_flight"'));

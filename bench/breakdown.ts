@@ -37,6 +37,7 @@ import { readProfile, type Profile } from './callgrind.ts';
 import { Pool } from 'undici';
 import { BODIES } from './load.ts';
 import { machine } from './procfs.ts';
+import { SERVE_FLAGS } from '../bin/serving-env.mjs';
 import { gatewayConfig, GATEWAY_ROOT, KEY, LOAD_CORE, pinSelf, ROOT, SERVER_CORE, startUpstream, stop, type Server } from './servers.ts';
 import { partCosts } from './parts.ts';
 
@@ -44,7 +45,6 @@ const REQUESTS = Number(process.env.BREAKDOWN_REQUESTS ?? 300);
 const WARMUP = Number(process.env.BREAKDOWN_WARMUP ?? 3000);
 const SERVERS = (process.env.BREAKDOWN_SERVERS ?? 'gateway,hop,floor').split(',');
 const CACHE = process.env.BREAKDOWN_CACHE?.split(/\s+/).filter(Boolean);
-const HEAP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25', '--no-concurrent-recompilation'];
 
 const CASES = {
   plain: { title: 'non-streamed, 10 connections', body: BODIES.plain, connections: 10 },
@@ -74,7 +74,7 @@ async function startCounted(dir: string, name: string, args: string[], port: num
   const log = openSync(path.join(dir, `${name}.log`), 'a');
   // Instrumentation off until a count starts: start-up and warm-up run several times faster.
   const valgrind = ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', `--callgrind-out-file=${out}`, ...(CACHE ? ['--cache-sim=yes', ...CACHE] : [])];
-  const node = [process.execPath, ...HEAP_FLAGS, '--perf-basic-prof', '--interpreted-frames-native-stack', ...args];
+  const node = [process.execPath, ...SERVE_FLAGS, '--perf-basic-prof', '--interpreted-frames-native-stack', ...args];
   const child = spawn('taskset', ['-c', String(SERVER_CORE), ...valgrind, ...node], { cwd, stdio: ['ignore', log, log], env });
   const url = `http://127.0.0.1:${port}`;
   for (let waited = 0; waited < 900_000; waited += 500) {

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BODIES, PATHS, saturate } from './load.ts';
 import { machine } from './procfs.ts';
+import { SERVE_FLAGS } from '../bin/serving-env.mjs';
 import { gatewayConfig, GATEWAY_ROOT, pinSelf, ROOT, startPinnedNode, startUpstream, stop } from './servers.ts';
 
 const scenario = (process.argv[2] ?? 'plain') as keyof typeof BODIES;
@@ -30,16 +31,7 @@ const gateway =
     ? await startPinnedNode(
         dir,
         'hop',
-        [
-          '--cpu-prof',
-          `--cpu-prof-dir=${dir}`,
-          '--max-semi-space-size=8',
-          '--heap-growing-percent=25',
-          '--no-concurrent-recompilation',
-          ...(process.env.PROFILE_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
-          'bench/bare-proxy.mjs',
-          upstream.url,
-        ],
+        ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...SERVE_FLAGS, ...(process.env.PROFILE_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), 'bench/bare-proxy.mjs', upstream.url],
         undefined,
         ROOT,
       )

@@ -8,7 +8,7 @@ import { openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { servingEnv } from '../bin/serving-env.mjs';
+import { SERVE_FLAGS, servingEnv } from '../bin/serving-env.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** The checkout whose gateway is measured: this one, or BENCH_GATEWAY_ROOT (e.g. a worktree of the commit before a change). */
@@ -20,7 +20,7 @@ export const KEY = 'sk-bench-0123456789';
 /** Node flags for the gateway, before the bin's own (BENCH_GATEWAY_FLAGS, for experiments: heap flags given replace the bin's). */
 const GATEWAY_FLAGS = process.env.BENCH_GATEWAY_FLAGS?.split(' ').filter(Boolean) ?? [];
 /** The V8 flags bin/switchyard.mjs gives the gateway (heap and compiler); the hop gets the same, so GC tuning is not what is compared. */
-const HOP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25', '--no-concurrent-recompilation', ...(process.env.BENCH_HOP_FLAGS?.split(' ').filter(Boolean) ?? [])];
+const HOP_FLAGS = [...SERVE_FLAGS, ...(process.env.BENCH_HOP_FLAGS?.split(' ').filter(Boolean) ?? [])];
 
 export interface Server {
   name: string;

@@ -2,25 +2,15 @@
 /**
  * The `switchyard` command. Plain JavaScript that any Node can parse: it first makes sure it runs
  * on a Node that satisfies package.json's engines (re-running itself under Node 24 from
- * ~/.node24 otherwise, see ensure-node.mjs) and, when serving, with the V8 heap flags below;
+ * ~/.node24 otherwise, see ensure-node.mjs) and, when serving, with the V8 flags and environment of serving-env.mjs;
  * then it runs the gateway: the compiled dist/ in an installed package, the TypeScript sources
  * (Node's own type stripping) in a repository checkout.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { rerun, suitableNodeOrExit } from './ensure-node.mjs';
-import { servingEnv } from './serving-env.mjs';
+import { SERVE_FLAGS, servingEnv } from './serving-env.mjs';
 
-/**
- * The heap grows in small steps, which keeps RSS under load near 150 MB at no measurable
- * throughput cost and without a hard heap cap. Optimizing compiles run on the serving thread, one
- * at a time: queued concurrently (up to 8 jobs on helper threads), their compiler zones left 20 MB
- * of freed memory resident in malloc's arenas (RSS under load 148–160 against 130–135 MB, CPU per
- * request unchanged, `bench/ab.ts`); the compiles are a warm-up's work. V8 reads the flags at
- * startup only, hence the re-run (an exec in place of this process, not a child) when serving
- * without them.
- */
-const SERVE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25', '--no-concurrent-recompilation'];
 /** Options of src/cli.ts that take a value, to find the subcommand among the arguments. */
 const VALUE_OPTIONS = ['--config', '-c', '--port', '-p', '--host', '-H', '--dir'];
 
@@ -33,6 +23,8 @@ if (args.includes('--version') || args.includes('-v')) {
 } else {
   const node = suitableNodeOrExit();
   const serve = serving(args);
+  // V8 reads its flags at startup only, hence the re-run (an exec in place of this process, not a
+  // child) when serving without them.
   const flags = serve && !hasHeapFlags() ? SERVE_FLAGS : [];
   if (node !== process.execPath || flags.length > 0) rerun(node, flags.concat(process.execArgv, [self], args), serve ? servingEnv(process.env) : process.env);
   else runGateway();

@@ -8,7 +8,8 @@
  * spend of the requests in flight at the crash is never lost.
  */
 import { Ledger } from './ledger.ts';
-import { LockWatch, type LockStats } from '../runtime/sqlite.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isLocked, LockWatch, type LockStats } from '../runtime/sqlite.ts';
 import { periodId } from './periods.ts';
 import { ScopeState } from './scope-state.ts';
 import { StateUnavailableError } from './types.ts';
@@ -27,6 +28,8 @@ export interface MemoryStoreOptions {
 /** How long an admitted request may go unsettled before it is forgotten (as the Redis marker expires). */
 const OPEN_REQUEST_TTL_MS = 86_400_000;
 const SWEEP_EVERY_MS = 60_000;
+/** How long an operation waits for another connection's write lock (in pauses of 1, 2, 4… ms) before the store counts as unavailable. */
+const LOCK_WAIT_MS = 200;
 
 export class MemoryStore implements ScopeStore {
   readonly #ledger: Ledger;
@@ -38,29 +41,41 @@ export class MemoryStore implements ScopeStore {
   /** Request id → the budgeted scopes whose reservation is in the file. */
   readonly #persisted = new Map<string, Set<string>>();
   #nextSweep = 0;
+  /** performance.now() when a write first found the file locked, until one passes. */
+  #lockedSince: number | undefined;
+  #lockedAt = 0;
   /** What a previous process left reserved (it died with requests in flight), booked at open. */
   readonly recovered: { requests: number; nano: number };
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#ledger = new Ledger(options.path ?? ':memory:');
-    if (options.log) this.#lockWatch = new LockWatch(`state file ${options.path ?? ':memory:'}`, options.log);
+    if (options.log) this.#lockWatch = new LockWatch(`state file ${options.path ?? ':memory:'}`, options.log, true);
     this.#now = options.now ?? Date.now;
     this.recovered = this.#ledger.bookLeftReservations();
   }
 
   /**
    * A write the file did not take (locked by another process: the busy timeout is a few ms, never
-   * the serving thread's seconds) becomes StateUnavailable: the settlement waits in the settle
-   * queue and is replayed until the lock is gone; an admission follows `onUnavailable`.
+   * the serving thread's seconds) becomes StateUnavailable. A lock held for a moment is waited
+   * out (#afterLock); past that the settlement waits in the settle queue and is replayed until
+   * the lock is gone, and an admission follows `onUnavailable`.
    */
   #durably<T>(fn: () => T, writes = true): T {
     const started = performance.now();
     try {
       const result = fn();
       // Reads pass under a write lock (WAL): only a write says the lock is gone.
-      if (writes) this.#lockWatch?.succeeded();
+      if (writes) {
+        this.#lockedSince = undefined;
+        this.#lockWatch?.succeeded();
+      }
       return result;
     } catch (err) {
+      // A lock met again within LOCK_WAIT_MS of the last is the same episode (an outage goes on).
+      if (isLocked(err)) {
+        if (this.#lockedSince === undefined || started - this.#lockedAt > LOCK_WAIT_MS) this.#lockedSince = started;
+        this.#lockedAt = started;
+      }
       this.#lockWatch?.failed(err, performance.now() - started);
       throw new StateUnavailableError(`state file: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
@@ -85,21 +100,52 @@ export class MemoryStore implements ScopeStore {
   /** Trims the scope's windows, charges its dead leases, and returns what it has spent in `scope.period`. */
   #refresh(scope: RawScope, now: number): { state: ScopeState; spent: number } {
     const state = this.#state(scope.name);
-    const expired: string[] = [];
-    const charged = state.trim(now, (id) => expired.push(id));
-    const booked = expired.filter((id) => this.#release(id, [scope.name]).length > 0);
-    if (booked.length === 0) this.#ledger.addSpend(scope.name, now, charged);
-    else {
-      // The dead leases' worst case is booked and their reservations leave the file together.
+    state.trim(now, (expired, charged) => {
+      const persisted = expired.filter((id) => this.#persisted.get(id)?.has(scope.name));
+      // The dead leases' worst case is booked and their reservations leave the file together;
+      // the leases are forgotten only once that is written.
       this.#ledger.atomically(() => {
         this.#ledger.addSpend(scope.name, now, charged);
-        for (const id of booked) this.#ledger.unreserve(id, scope.name);
+        for (const id of persisted) this.#ledger.unreserve(id, scope.name);
       });
-    }
+      for (const id of persisted) this.#release(id, [scope.name]);
+    });
     return { state, spent: this.#ledger.spent(scope.name, periodId(scope.period, now)) };
   }
 
+  /**
+   * Runs `op` again (synchronous, all or nothing, as every operation here) after `err`, waiting
+   * out a write lock another connection holds for a moment (a cluster worker's ledger batch, a
+   * replacement worker's start): an admission that met one would otherwise be refused
+   * (`onUnavailable: closed`) or let through without a reservation (`open`). The waits are
+   * timers, never the thread's. A lock held longer than LOCK_WAIT_MS is an outage: until a write
+   * passes, later calls try once and fail at once.
+   */
+  async #afterLock<T>(err: unknown, op: () => T): Promise<T> {
+    for (let pause = 1; ; pause *= 2) {
+      const left = this.#lockedSince === undefined ? 0 : LOCK_WAIT_MS - (performance.now() - this.#lockedSince);
+      if (left <= 0) {
+        this.#lockWatch?.outage();
+        throw err;
+      }
+      await sleep(Math.min(pause, left));
+      try {
+        return op();
+      } catch (again) {
+        err = again;
+      }
+    }
+  }
+
   async admit(request: RawAdmit): Promise<RawAdmitResult> {
+    try {
+      return this.#admit(request);
+    } catch (err) {
+      return this.#afterLock(err, () => this.#admit(request));
+    }
+  }
+
+  #admit(request: RawAdmit): RawAdmitResult {
     const now = request.now ?? this.#now();
     this.#sweep(now);
     const live = this.#durably(() => request.scopes.map((scope) => this.#refresh(scope, now)), false);
@@ -121,6 +167,14 @@ export class MemoryStore implements ScopeStore {
   }
 
   async settle(settlement: RawSettle): Promise<void> {
+    try {
+      this.#settle(settlement);
+    } catch (err) {
+      await this.#afterLock(err, () => this.#settle(settlement));
+    }
+  }
+
+  #settle(settlement: RawSettle): void {
     const { id, reserved, final, costNano } = settlement;
     if (final && reserved && !this.#open.has(id)) return;
     const states = settlement.scopes.map((name) => this.#scopes.get(name));
@@ -157,7 +211,16 @@ export class MemoryStore implements ScopeStore {
   }
 
   async figures(scopes: RawScope[], at?: number): Promise<{ now: number; figures: RawFigures[] }> {
+    try {
+      return this.#figures(scopes, at);
+    } catch (err) {
+      return this.#afterLock(err, () => this.#figures(scopes, at));
+    }
+  }
+
+  #figures(scopes: RawScope[], at?: number): { now: number; figures: RawFigures[] } {
     const now = at ?? this.#now();
+    // Charging a dead lease writes: a lock may be waited out here too.
     const live = this.#durably(() => scopes.map((scope) => this.#refresh(scope, now)), false);
     return { now, figures: live.map(({ state, spent }) => state.figures(spent)) };
   }

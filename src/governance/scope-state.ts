@@ -18,21 +18,24 @@ export class ScopeState {
   #reservedNano = 0;
 
   /**
-   * Drops what left the window; returns the reserved cost of expired leases, for the caller to
-   * charge, and names each expired lease to `expired` (its persisted reservation is then booked).
+   * Drops what left the window and forgets the expired leases, whose reserved cost `book` charges
+   * first (the ids name their persisted reservations). A `book` that throws (the state file is
+   * locked) leaves the leases held: the next call books them, never once for nothing.
    */
-  trim(now: number, expired?: (id: string) => void): number {
+  trim(now: number, book: (expired: string[], chargedNano: number) => void): void {
     this.#requests.trim(now - WINDOW_MS);
     this.#tokens.trim(now - WINDOW_MS);
     let charged = 0;
+    const expired: string[] = [];
     for (const [id, lease] of this.#leases) {
       if (lease.expiresAt > now) continue;
       charged += lease.costNano;
-      this.#leases.delete(id);
-      expired?.(id);
+      expired.push(id);
     }
+    if (expired.length === 0) return;
+    book(expired, charged);
+    for (const id of expired) this.#leases.delete(id);
     this.#reservedNano -= charged;
-    return charged;
   }
 
   holds(id: string): boolean {

@@ -61,6 +61,36 @@ describe('RequestLedger on SQLite', () => {
     await ledger.close();
   });
 
+  it('a lock its retry gets past is not logged; one that outlasts the retry is, once each way', async () => {
+    const where = file();
+    const lines: Array<{ level: string; msg: string }> = [];
+    const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as { level: string; msg: string }) });
+    const ledger = new RequestLedger({ engine: new SqliteLedger(where), log, flushMs: 10 });
+    await ledger.start();
+    const other = new DatabaseSync(where);
+    other.exec('BEGIN EXCLUSIVE');
+    ledger.record(row('a'));
+    await ledger.flush();
+    other.exec('ROLLBACK');
+    await ledger.flush();
+    expect(ledger.stats).toMatchObject({ queued: 0, written: 1, up: true });
+    expect(lines.map((l) => l.msg)).toEqual([]);
+    // Two failures in a row: an outage, said when it starts and when it ends.
+    other.exec('BEGIN EXCLUSIVE');
+    ledger.record(row('b'));
+    await ledger.flush();
+    await ledger.flush();
+    other.exec('ROLLBACK');
+    other.close();
+    await ledger.flush();
+    expect(ledger.stats).toMatchObject({ queued: 0, written: 2, up: true });
+    expect(lines.map((l) => l.msg)).toEqual([
+      expect.stringContaining('request ledger: the database cannot be written'),
+      'request ledger: the database takes writes again; the queued rows are written',
+    ]);
+    await ledger.close();
+  });
+
   it('drops and counts what does not fit the queue while the database is down', async () => {
     const where = file();
     const ledger = new RequestLedger({ engine: new SqliteLedger(where), log: quiet, maxQueued: 3 });

@@ -62,6 +62,8 @@ export class RequestLedger implements GatewayObserver, SpendSource {
   #delay: number;
   #migrated = false;
   #down = false;
+  /** Failed writes in a row. */
+  #failures = 0;
   #dropping = false;
   #written = 0;
   #dropped = 0;
@@ -144,12 +146,15 @@ export class RequestLedger implements GatewayObserver, SpendSource {
         this.#written += batch.length;
         this.#spend = undefined;
       }
-      if (this.#down) this.#log.warn({ engine: this.engine.kind, dropped: this.#dropped }, 'request ledger: the database takes writes again; the queued rows are written');
+      if (this.#failures > 1) this.#log.warn({ engine: this.engine.kind, dropped: this.#dropped }, 'request ledger: the database takes writes again; the queued rows are written');
       this.#down = false;
+      this.#failures = 0;
       this.#dropping = false;
       this.#delay = this.#flushMs;
     } catch (err) {
-      if (!this.#down) {
+      // One failure its retry gets past (another process's write lock on a shared SQLite file, a
+      // moment under load) is no outage: logged from the second in a row.
+      if (++this.#failures === 2) {
         this.#log.error(
           { engine: this.engine.kind, err: describe(err), queued: this.#queue.length },
           `request ledger: the database cannot be written; rows stay queued (at most ${this.#maxQueued}) and are retried`,

@@ -35,19 +35,26 @@ export interface LockStats {
   locked: boolean;
 }
 
-/** One log line per transition (locked, then unlocked), not one per failed write; counts for metrics. */
+/**
+ * One log line per transition (locked, then unlocked), not one per failed write; counts for
+ * metrics. With `waitsOut`, its owner waits a lock out first: a failed write is counted, and
+ * logged only when the owner calls it an outage.
+ */
 export class LockWatch {
   readonly #what: string;
   readonly #log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+  readonly #waitsOut: boolean;
   #since: number | undefined;
+  #logged = false;
   /** Times a write found the file locked (a metric's source). */
   busy = 0;
   /** Seconds those writes waited for the lock before giving up (at most the busy timeout each). */
   waitedSeconds = 0;
 
-  constructor(what: string, log: LockWatch['log']) {
+  constructor(what: string, log: LockWatch['log'], waitsOut = false) {
     this.#what = what;
     this.#log = log;
+    this.#waitsOut = waitsOut;
   }
 
   get log(): { warn(obj: object, msg: string): void; info(obj: object, msg: string): void } {
@@ -67,8 +74,14 @@ export class LockWatch {
     if (!isLocked(err)) return;
     this.busy++;
     this.waitedSeconds += waitedMs / 1000;
-    if (this.#since !== undefined) return;
-    this.#since = Date.now();
+    this.#since ??= Date.now();
+    if (!this.#waitsOut) this.outage();
+  }
+
+  /** The lock outlasted its owner's wait: logged once, until a write passes. */
+  outage(): void {
+    if (this.#logged || this.#since === undefined) return;
+    this.#logged = true;
     this.#log.warn({ file: this.#what }, `${this.#what} is locked by another process: writes are kept and retried, requests do not wait for it`);
   }
 
@@ -76,6 +89,8 @@ export class LockWatch {
     if (this.#since === undefined) return;
     const lockedMs = Date.now() - this.#since;
     this.#since = undefined;
+    if (!this.#logged) return;
+    this.#logged = false;
     this.#log.info({ file: this.#what, lockedMs }, `${this.#what} is writable again after ${lockedMs} ms`);
   }
 }

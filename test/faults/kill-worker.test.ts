@@ -21,14 +21,12 @@ const TAG = 'kw';
 let upstream: UsageUpstream;
 let cli: RunningCli | undefined;
 
-// primaryTimeoutMs: a primary starved of CPU on a loaded CI machine (it also forks the replacement
-// worker) answered a limits call later than the default 2 s once; what is tested is the crash, not that.
 beforeAll(async () => {
   upstream = await startUsageUpstream({ prompt: 18, completion: 5 });
   const file = writeConfig(
     'switchyard-fault-worker-',
     faultConfig({
-      head: ['server: { workers: 2, primaryTimeoutMs: 10000 }', 'log: { level: info, format: json }', 'state: { backend: memory, file: state.sqlite, leaseTtlMs: 5000, ledger: { flushMs: 50 } }'],
+      head: ['server: { workers: 2 }', 'log: { level: info, format: json }', 'state: { backend: memory, file: state.sqlite, leaseTtlMs: 5000, ledger: { flushMs: 50 } }'],
       key: KEY,
       budget: `{ usd: ${K * COST}, period: total }`,
       admin: ADMIN,

@@ -28,6 +28,8 @@ const PREFIX_NODE = join(PREFIX, 'node_modules', 'node', 'bin', process.platform
 
 /** Set on a re-run, so that a Node that still does not fit stops instead of looping. */
 const RERUN_MARK = 'SWITCHYARD_NODE_RERUN';
+/** Set by runChild to its own pid, for the child to notice when it is gone (see watchLauncher). */
+const LAUNCHER_PID = 'SWITCHYARD_LAUNCHER_PID';
 
 export class NodeUnavailable extends Error {}
 
@@ -132,7 +134,9 @@ export function rerun(node, args, env) {
  * foreground process group and a second SIGINT would cut the gateway's graceful shutdown short.
  */
 export function runChild(command, args, env) {
-  const child = spawn(command, args, { stdio: 'inherit', env: env || process.env, shell: process.platform === 'win32' && /\.cmd$/i.test(command) });
+  const childEnv = Object.assign({}, env || process.env);
+  childEnv[LAUNCHER_PID] = String(process.pid);
+  const child = spawn(command, args, { stdio: 'inherit', env: childEnv, shell: process.platform === 'win32' && /\.cmd$/i.test(command) });
   const forward = (signal) => () => child.kill(signal);
   process.on('SIGTERM', forward('SIGTERM'));
   if (process.platform !== 'win32') process.on('SIGHUP', forward('SIGHUP'));
@@ -142,6 +146,29 @@ export function runChild(command, args, env) {
     process.stderr.write(`cannot run ${command}: ${err.message}\n`);
     process.exit(1);
   });
+}
+
+/**
+ * In the process that serves, when a launcher (runChild: an older Node running Node 24, which has
+ * no execve to run it in its own place) started it: a launcher killed with SIGKILL cannot pass the
+ * signal on, and its gateway would go on serving, an orphan holding the port the next start needs.
+ * Once a second the gateway looks whether its parent is still the launcher (an orphan gets another
+ * parent) and, when not, shuts down as on SIGTERM: in-flight requests finish. Only the launcher's
+ * own child watches (a process that inherited the variable from further up has another parent);
+ * the variable is removed, so that the gateway's own children never read it. A pipe to the
+ * launcher would say it sooner, but Node's execve (the bin's re-run with its V8 flags) closes it.
+ */
+export function watchLauncher() {
+  const launcher = Number(process.env[LAUNCHER_PID]);
+  delete process.env[LAUNCHER_PID];
+  if (process.platform === 'win32' || launcher !== process.ppid) return;
+  const timer = setInterval(() => {
+    if (process.ppid === launcher) return;
+    clearInterval(timer);
+    process.kill(process.pid, 'SIGTERM');
+  }, 1000);
+  // Watching does not keep the process alive.
+  timer.unref();
 }
 
 /**

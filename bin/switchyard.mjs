@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { rerun, suitableNodeOrExit } from './ensure-node.mjs';
+import { rerun, suitableNodeOrExit, watchLauncher } from './ensure-node.mjs';
 import { SERVE_FLAGS, servingEnv } from './serving-env.mjs';
 
 /** Options of src/cli.ts that take a value, to find the subcommand among the arguments. */
@@ -47,6 +47,7 @@ function hasHeapFlags() {
 }
 
 async function runGateway() {
+  watchLauncher();
   // A checkout runs its sources, unless `npm start` (scripts/start.mjs) built dist/ and asks for it.
   const fromSource = existsSync(new URL('../src/cli.ts', import.meta.url)) && process.env.SWITCHYARD_RUN_DIST !== '1';
   const root = new URL(fromSource ? '../src/' : '../dist/src/', import.meta.url);

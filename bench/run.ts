@@ -197,6 +197,11 @@ async function main(): Promise<void> {
     console.error(`memory soak: ${SOAK_SECONDS} s of mixed load on the gateway`);
     const soakFigures = await soak(gateway, SOAK_SECONDS);
     // The 1,000-stream runs last: what they leave in the heap is theirs (≤ 250 MB), not "RSS under load" (≤ 150 MB).
+    // Their regime warmed first, for each server, as the others were: 1,000 upstream connections,
+    // a heap grown to 1,000 live streams, the ramp's code paths. Without it the gateway's rounds
+    // climbed towards its steady state (574, 620, 699 streams/s in d0a2bd4's three).
+    console.error('warming up every server for the 1,000-stream runs');
+    for (const s of [hop, floor, gateway]) await saturate(s.url, { body: BODIES.slow, connections: SLOW_STREAMS, seconds: SLOW_SECONDS });
     for (let round = 1; round <= ROUNDS; round++) await interleaved('slow', [hop, floor, gateway], round);
     await sleep(5000);
     const idleAfterRssMb = rssMb(gateway.pid);
@@ -215,7 +220,7 @@ async function main(): Promise<void> {
         `Machine: ${machine()}; Node ${process.version}; clock ticks ${CLOCK_TICKS}/s. Code: ${codeAtStart} when the gateways started.`,
         `Pinning (taskset): ${pins}. Load generator: autocannon (load runs), undici (single-connection runs), all on 127.0.0.1.`,
         `Gateway: \`${gatewayCmdline.replace(process.execPath, 'node').replace(`${GATEWAY_ROOT}/`, '')}\` (started by npm start: the compiled dist/, the V8 flags the bin's own). Hop: the same V8 flags.`,
-        `${ROUNDS} round(s), after a warm-up of every server. Per server and round: load runs of ${SECONDS} s in ${LOAD_BLOCKS} block(s), ${SEQUENTIAL} sequential requests in ${SEQUENTIAL_BLOCKS} block(s), the servers' blocks taking turns; 1,000-stream runs of ${SLOW_SECONDS} s; soak ${SOAK_SECONDS} s${QUICK ? ' (--quick: a smoke run, not figures to cite)' : ''}.`,
+        `${ROUNDS} round(s), after a warm-up of every server (and one 1,000-stream run each before those runs). Per server and round: load runs of ${SECONDS} s in ${LOAD_BLOCKS} block(s), ${SEQUENTIAL} sequential requests in ${SEQUENTIAL_BLOCKS} block(s), the servers' blocks taking turns; 1,000-stream runs of ${SLOW_SECONDS} s; soak ${SOAK_SECONDS} s${QUICK ? ' (--quick: a smoke run, not figures to cite)' : ''}.`,
         `Whole run ${Math.round(wall)} s; some task waited for a CPU during ${((100 * (cpuPressureMicros() - pressure0)) / (wall * 1e6)).toFixed(0)} % of it (other work on the machine).`,
       ],
       runs,

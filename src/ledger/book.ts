@@ -61,8 +61,7 @@ export class RequestLedger implements GatewayObserver, SpendSource {
   #running: Promise<void> | undefined;
   #delay: number;
   #migrated = false;
-  #down = false;
-  /** Failed writes in a row. */
+  /** Failed writes in a row (the database is down while above 0). */
   #failures = 0;
   #dropping = false;
   #written = 0;
@@ -112,7 +111,7 @@ export class RequestLedger implements GatewayObserver, SpendSource {
   }
 
   get stats(): LedgerStats {
-    return { queued: this.#queue.length, written: this.#written, dropped: this.#dropped, up: !this.#down };
+    return { queued: this.#queue.length, written: this.#written, dropped: this.#dropped, up: this.#failures === 0 };
   }
 
   /** Writes what is queued now (waits for a write in progress first); never throws. */
@@ -147,7 +146,6 @@ export class RequestLedger implements GatewayObserver, SpendSource {
         this.#spend = undefined;
       }
       if (this.#failures > 1) this.#log.warn({ engine: this.engine.kind, dropped: this.#dropped }, 'request ledger: the database takes writes again; the queued rows are written');
-      this.#down = false;
       this.#failures = 0;
       this.#dropping = false;
       this.#delay = this.#flushMs;
@@ -160,7 +158,6 @@ export class RequestLedger implements GatewayObserver, SpendSource {
           `request ledger: the database cannot be written; rows stay queued (at most ${this.#maxQueued}) and are retried`,
         );
       }
-      this.#down = true;
       this.#delay = Math.min(this.#maxRetryMs, this.#delay * 2);
     }
   }
